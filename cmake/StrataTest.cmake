@@ -1,0 +1,23 @@
+# strata_add_test(<name> SOURCES ... LABELS ... [DEPS ...] [MPI_RANKS n] [TIMEOUT s])
+# One GoogleTest executable = one CTest test, labelled unit/mpi/integration/gpu.
+function(strata_add_test name)
+  cmake_parse_arguments(A "" "MPI_RANKS;TIMEOUT" "SOURCES;LABELS;DEPS;ENV" ${ARGN})
+  add_executable(${name} ${A_SOURCES})
+  target_link_libraries(${name} PRIVATE ${A_DEPS} strata GTest::gtest GTest::gtest_main strata_options)
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
+  if(A_MPI_RANKS)
+    add_test(NAME ${name}
+      COMMAND ${MPIEXEC_EXECUTABLE} --oversubscribe -np ${A_MPI_RANKS} $<TARGET_FILE:${name}>)
+  else()
+    add_test(NAME ${name} COMMAND ${name})
+  endif()
+  if(NOT A_TIMEOUT)
+    set(A_TIMEOUT 600)
+  endif()
+  set_tests_properties(${name} PROPERTIES LABELS "${A_LABELS}" TIMEOUT ${A_TIMEOUT}
+    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;STRATA_SOURCE_DIR=${PROJECT_SOURCE_DIR};STRATA_BIN_DIR=${PROJECT_BINARY_DIR}/bin;${A_ENV}")
+  if("gpu" IN_LIST A_LABELS)
+    # a GPU test without a device reports SKIPPED (with the reason) instead of passing
+    set_tests_properties(${name} PROPERTIES SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+  endif()
+endfunction()
