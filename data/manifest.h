@@ -1,0 +1,48 @@
+// manifest.json: format version, sample schema, and per shard its name, sample
+// count, size in bytes and checksum. Written by strata-pack, fetched once per node.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace strata::data {
+
+inline constexpr int kManifestFormatVersion = 1;
+
+// One field of a sample. Fixed-size fields have a shape (per sample); variable-size
+// fields (variable = true) are byte strings stored as blob + offsets.
+struct FieldSpec {
+  std::string name;
+  std::string dtype;             // "u8", "i32", "i64", "f32", "f16", "bf16"
+  std::vector<int64_t> shape;    // per-sample shape, empty for a scalar
+  bool variable = false;
+  int64_t bytes_per_sample() const;  // fixed fields only
+};
+
+struct ShardInfo {
+  std::string name;       // key relative to the dataset URL, e.g. "shard-00000.h5"
+  int64_t samples = 0;
+  int64_t bytes = 0;      // file size
+  std::string checksum;   // "xxh3:<16 hex digits>"
+};
+
+struct Manifest {
+  int format_version = kManifestFormatVersion;
+  std::vector<FieldSpec> schema;
+  std::vector<ShardInfo> shards;
+  std::string compression = "none";  // "none" or "deflate"
+
+  int64_t total_samples() const;
+  int64_t total_bytes() const;
+  const FieldSpec& field(const std::string& name) const;
+
+  std::string to_json() const;
+  // `origin` names where the text came from, for error messages.
+  static Manifest from_json(const std::string& text, const std::string& origin);
+};
+
+// Checksum of a file or buffer in the manifest's notation ("xxh3:<hex>").
+std::string checksum_file(const std::string& path);
+std::string checksum_bytes(const void* data, size_t size);
+
+}  // namespace strata::data

@@ -1,0 +1,78 @@
+// Object sources behind one interface: file:// (a directory standing in for the
+// object store), s3:// (S3-compatible REST, SigV4) and http(s):// (GET, Range).
+// Keys are relative to the URL the source was opened with.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace strata::data {
+
+struct ObjectInfo {
+  std::string key;
+  uint64_t size = 0;
+  std::string etag;
+};
+
+// Counters every source keeps (thread-safe); the loader reports them per epoch.
+struct SourceStats {
+  std::atomic<int64_t> requests{0};   // remote requests sent (each retry counts)
+  std::atomic<int64_t> bytes{0};      // payload bytes received or sent
+  std::atomic<int64_t> retries{0};
+};
+
+struct RetryPolicy {
+  int max_attempts = 6;             // first try included
+  double base_delay_s = 0.1;        // exponential backoff with full jitter
+  double max_delay_s = 5.0;
+  double connect_timeout_s = 10.0;
+  double low_speed_timeout_s = 30.0;  // abort a transfer below 1 KB/s for this long
+};
+
+// Options for s3://; unset fields come from the standard AWS environment
+// (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION /
+// AWS_DEFAULT_REGION, AWS_ENDPOINT_URL / S3_ENDPOINT, AWS_SHARED_CREDENTIALS_FILE,
+// AWS_PROFILE; ~/.aws/credentials).
+struct SourceOptions {
+  std::string endpoint;     // e.g. http://127.0.0.1:7480
+  std::string region;
+  std::string access_key;
+  std::string secret_key;
+  std::string session_token;
+  bool path_style = true;
+  RetryPolicy retry;
+};
+
+class Source {
+ public:
+  virtual ~Source() = default;
+  // The URL this source was opened with (for messages).
+  virtual std::string url() const = 0;
+  // Whole object.
+  virtual std::vector<uint8_t> get(const std::string& key) = 0;
+  // Bytes [offset, offset+length) of an object (clipped at its end).
+  virtual std::vector<uint8_t> get_range(const std::string& key, uint64_t offset, uint64_t length) = 0;
+  // Whole object streamed into `dest` (created or truncated). Not atomic: the
+  // cache writes to a temporary name and renames after verifying.
+  virtual void get_to_file(const std::string& key, const std::filesystem::path& dest) = 0;
+  virtual ObjectInfo head(const std::string& key) = 0;
+  virtual void put(const std::string& key, const std::vector<uint8_t>& bytes) = 0;
+  virtual void put_file(const std::string& key, const std::filesystem::path& src) = 0;
+  // Every object whose key starts with `prefix`, in key order.
+  virtual std::vector<ObjectInfo> list(const std::string& prefix) = 0;
+
+  SourceStats& stats() { return stats_; }
+
+ protected:
+  SourceStats stats_;
+};
+
+// Opens a source for a URL: "s3://bucket/prefix", "file:///dir", "/dir" or
+// "dir" (a local path), "http://host/prefix". Throws strata::ConfigError for an
+// unknown scheme or missing credentials.
+std::unique_ptr<Source> open_source(const std::string& url, const SourceOptions& options = {});
+
+}  // namespace strata::data
