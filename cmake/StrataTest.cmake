@@ -1,9 +1,13 @@
-# strata_add_test(<name> SOURCES ... LABELS ... [DEPS ...] [MPI_RANKS n] [TIMEOUT s])
+# strata_add_test(<name> SOURCES ... LABELS ... [DEPS ...] [MPI_RANKS n] [TIMEOUT s] [ENV k=v ...])
+# Returns nothing; add FIXTURES_REQUIRED etc. with set_tests_properties afterwards.
 # One GoogleTest executable = one CTest test, labelled unit/mpi/integration/gpu.
 function(strata_add_test name)
   cmake_parse_arguments(A "" "MPI_RANKS;TIMEOUT" "SOURCES;LABELS;DEPS;ENV" ${ARGN})
   add_executable(${name} ${A_SOURCES})
-  target_link_libraries(${name} PRIVATE ${A_DEPS} strata GTest::gtest GTest::gtest_main strata_options)
+  if(NOT A_DEPS)
+    set(A_DEPS strata)  # the whole library; a layer's tests may name just their layer
+  endif()
+  target_link_libraries(${name} PRIVATE ${A_DEPS} GTest::gtest GTest::gtest_main strata_options)
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
   if(A_MPI_RANKS)
     add_test(NAME ${name}
@@ -21,3 +25,9 @@ function(strata_add_test name)
     set_tests_properties(${name} PROPERTIES SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
   endif()
 endfunction()
+
+# The test object store (Ceph RGW via scripts/rgw.sh); tests that need it say
+# FIXTURES_REQUIRED rgw and read STRATA_TEST_S3_* from their environment.
+set(STRATA_TEST_RGW_PORT 17480 CACHE STRING "Port of the test RGW")
+set(STRATA_TEST_MON_PORT 16789 CACHE STRING "Port of the test Ceph monitor")
+set(STRATA_TEST_CEPH_DIR "/tmp/strata-test-rgw-${STRATA_TEST_RGW_PORT}" CACHE PATH "Scratch dir of the test Ceph cluster")
