@@ -13,7 +13,7 @@ inline constexpr int kManifestFormatVersion = 1;
 // fields (variable = true) are byte strings stored as blob + offsets.
 struct FieldSpec {
   std::string name;
-  std::string dtype;             // "u8", "i32", "i64", "f32", "f16", "bf16"
+  std::string dtype;             // "u8", "u16", "i32", "i64", "f32", "f16", "bf16"
   std::vector<int64_t> shape;    // per-sample shape, empty for a scalar
   bool variable = false;
   int64_t bytes_per_sample() const;  // fixed fields only
@@ -31,6 +31,8 @@ struct Manifest {
   std::vector<FieldSpec> schema;
   std::vector<ShardInfo> shards;
   std::string compression = "none";  // "none" or "deflate"
+  // Optional: names of the label values (strata-pack files: sorted subdirectory names).
+  std::vector<std::string> class_names;
 
   int64_t total_samples() const;
   int64_t total_bytes() const;

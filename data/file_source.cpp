@@ -1,0 +1,141 @@
+// FileSource: objects are files under a root directory; keys use '/'.
+#include "data/file_source.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "core/error.h"
+
+namespace strata::data {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kTempPrefix = ".strata-tmp-";
+
+std::vector<uint8_t> read_bytes(const fs::path& p, uint64_t offset, uint64_t length, const std::string& key) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw IoError("cannot read object '" + key + "' (" + p.string() + "): " + std::strerror(errno));
+  in.seekg(0, std::ios::end);
+  const auto size = static_cast<uint64_t>(in.tellg());
+  if (offset >= size) return {};
+  const uint64_t n = std::min(length, size - offset);
+  std::vector<uint8_t> out(n);
+  in.seekg(static_cast<std::streamoff>(offset));
+  in.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(n));
+  if (static_cast<uint64_t>(in.gcount()) != n) throw IoError("short read of " + p.string());
+  return out;
+}
+
+}  // namespace
+
+FileSource::FileSource(fs::path root) : root_(std::move(root)) {}
+
+std::string FileSource::url() const { return "file://" + fs::absolute(root_).string(); }
+
+fs::path FileSource::path_of(const std::string& key) const {
+  if (key.empty()) throw ConfigError("empty object key for " + url());
+  fs::path rel(key);
+  if (rel.is_absolute()) throw ConfigError("object key '" + key + "' must be relative (" + url() + ")");
+  for (const auto& part : rel)
+    if (part == "..") throw ConfigError("object key '" + key + "' must not contain '..' (" + url() + ")");
+  return root_ / rel;
+}
+
+std::vector<uint8_t> FileSource::get(const std::string& key) {
+  ++stats_.requests;
+  auto out = read_bytes(path_of(key), 0, UINT64_MAX, key);
+  stats_.bytes += static_cast<int64_t>(out.size());
+  return out;
+}
+
+std::vector<uint8_t> FileSource::get_range(const std::string& key, uint64_t offset, uint64_t length) {
+  ++stats_.requests;
+  auto out = read_bytes(path_of(key), offset, length, key);
+  stats_.bytes += static_cast<int64_t>(out.size());
+  return out;
+}
+
+void FileSource::get_to_file(const std::string& key, const fs::path& dest) {
+  ++stats_.requests;
+  const fs::path src = path_of(key);
+  std::error_code ec;
+  fs::copy_file(src, dest, fs::copy_options::overwrite_existing, ec);
+  if (ec) throw IoError("cannot copy object '" + key + "' (" + src.string() + ") to " + dest.string() + ": " + ec.message());
+  stats_.bytes += static_cast<int64_t>(fs::file_size(dest));
+}
+
+ObjectInfo FileSource::head(const std::string& key) {
+  ++stats_.requests;
+  const fs::path p = path_of(key);
+  std::error_code ec;
+  auto st = fs::status(p, ec);
+  if (ec || !fs::is_regular_file(st)) throw IoError("no object '" + key + "' in " + url() + " (" + p.string() + ")");
+  return ObjectInfo{key, fs::file_size(p), ""};
+}
+
+void FileSource::put_with(const std::string& key, const std::function<void(const fs::path&)>& write) {
+  static std::atomic<uint64_t> counter{0};
+  const fs::path dest = path_of(key);
+  std::error_code ec;
+  fs::create_directories(dest.parent_path(), ec);
+  if (ec) throw IoError("cannot create directory " + dest.parent_path().string() + ": " + ec.message());
+  const fs::path tmp = dest.parent_path() / (std::string(kTempPrefix) + std::to_string(::getpid()) + "-" +
+                                             std::to_string(counter++) + "-" + dest.filename().string());
+  try {
+    write(tmp);
+  } catch (...) {
+    fs::remove(tmp, ec);
+    throw;
+  }
+  fs::rename(tmp, dest, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw IoError("cannot rename into " + dest.string() + ": " + ec.message());
+  }
+}
+
+void FileSource::put(const std::string& key, const std::vector<uint8_t>& bytes) {
+  ++stats_.requests;
+  put_with(key, [&](const fs::path& tmp) {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) throw IoError("cannot write " + tmp.string() + ": " + std::strerror(errno));
+  });
+  stats_.bytes += static_cast<int64_t>(bytes.size());
+}
+
+void FileSource::put_file(const std::string& key, const fs::path& src) {
+  ++stats_.requests;
+  put_with(key, [&](const fs::path& tmp) {
+    std::error_code ec;
+    fs::copy_file(src, tmp, fs::copy_options::overwrite_existing, ec);
+    if (ec) throw IoError("cannot copy " + src.string() + " to " + tmp.string() + ": " + ec.message());
+  });
+  stats_.bytes += static_cast<int64_t>(fs::file_size(src));
+}
+
+std::vector<ObjectInfo> FileSource::list(const std::string& prefix) {
+  ++stats_.requests;
+  std::vector<ObjectInfo> out;
+  std::error_code ec;
+  if (!fs::is_directory(root_, ec)) return out;  // like an empty bucket prefix
+  for (auto it = fs::recursive_directory_iterator(root_, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (!it->is_regular_file()) continue;
+    if (it->path().filename().string().rfind(kTempPrefix, 0) == 0) continue;  // an upload in progress
+    std::string key = fs::relative(it->path(), root_).generic_string();
+    if (key.compare(0, prefix.size(), prefix) != 0) continue;
+    out.push_back(ObjectInfo{std::move(key), it->file_size(), ""});
+  }
+  if (ec) throw IoError("cannot list " + root_.string() + ": " + ec.message());
+  std::sort(out.begin(), out.end(), [](const ObjectInfo& a, const ObjectInfo& b) { return a.key < b.key; });
+  return out;
+}
+
+}  // namespace strata::data

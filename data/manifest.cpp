@@ -1,0 +1,170 @@
+// Manifest <-> JSON. from_json checks every field it reads so that a bad or
+// hand-edited manifest fails at load time with the origin and the field named,
+// instead of failing later inside the loader.
+#include "data/manifest.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace strata::data {
+namespace {
+
+using nlohmann::json;
+
+int64_t dtype_size(const std::string& dtype) {
+  if (dtype == "u8") return 1;
+  if (dtype == "f16" || dtype == "bf16" || dtype == "u16") return 2;
+  if (dtype == "i32" || dtype == "f32") return 4;
+  if (dtype == "i64") return 8;
+  return 0;
+}
+
+[[noreturn]] void bad(const std::string& origin, const std::string& field, const std::string& why) {
+  throw IoError("manifest " + origin + ": field '" + field + "' " + why);
+}
+
+const json& member(const json& obj, const char* key, const std::string& origin, const std::string& path) {
+  auto it = obj.find(key);
+  if (it == obj.end()) bad(origin, path + key, "is missing");
+  return *it;
+}
+
+std::string get_string(const json& obj, const char* key, const std::string& origin, const std::string& path) {
+  const json& v = member(obj, key, origin, path);
+  if (!v.is_string()) bad(origin, path + key, "must be a string, got " + v.dump());
+  return v.get<std::string>();
+}
+
+int64_t get_count(const json& obj, const char* key, const std::string& origin, const std::string& path) {
+  const json& v = member(obj, key, origin, path);
+  if (!v.is_number_integer() || v.get<int64_t>() < 0)
+    bad(origin, path + key, "must be a non-negative integer, got " + v.dump());
+  return v.get<int64_t>();
+}
+
+}  // namespace
+
+int64_t FieldSpec::bytes_per_sample() const {
+  if (variable) throw ConfigError("field '" + name + "' is variable-size: it has no fixed bytes per sample");
+  int64_t n = dtype_size(dtype);
+  if (n == 0) throw ConfigError("field '" + name + "': unknown dtype '" + dtype + "'");
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+int64_t Manifest::total_samples() const {
+  int64_t n = 0;
+  for (const auto& s : shards) n += s.samples;
+  return n;
+}
+
+int64_t Manifest::total_bytes() const {
+  int64_t n = 0;
+  for (const auto& s : shards) n += s.bytes;
+  return n;
+}
+
+const FieldSpec& Manifest::field(const std::string& name) const {
+  for (const auto& f : schema)
+    if (f.name == name) return f;
+  std::string names;
+  for (const auto& f : schema) names += (names.empty() ? "" : ", ") + f.name;
+  throw ConfigError("dataset has no field '" + name + "' (fields: " + names + ")");
+}
+
+std::string Manifest::to_json() const {
+  json j;
+  j["format_version"] = format_version;
+  j["compression"] = compression;
+  j["schema"] = json::array();
+  for (const auto& f : schema)
+    j["schema"].push_back({{"name", f.name}, {"dtype", f.dtype}, {"shape", f.shape}, {"variable", f.variable}});
+  j["shards"] = json::array();
+  for (const auto& s : shards)
+    j["shards"].push_back({{"name", s.name}, {"samples", s.samples}, {"bytes", s.bytes}, {"checksum", s.checksum}});
+  if (!class_names.empty()) j["class_names"] = class_names;
+  return j.dump(1) + "\n";
+}
+
+Manifest Manifest::from_json(const std::string& text, const std::string& origin) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw IoError("manifest " + origin + ": not valid JSON: " + e.what());
+  }
+  if (!j.is_object()) throw IoError("manifest " + origin + ": top level must be a JSON object");
+  Manifest m;
+  const json& ver = member(j, "format_version", origin, "");
+  if (!ver.is_number_integer()) bad(origin, "format_version", "must be an integer, got " + ver.dump());
+  m.format_version = ver.get<int>();
+  if (m.format_version != kManifestFormatVersion)
+    bad(origin, "format_version", "is " + std::to_string(m.format_version) + "; this build reads version " +
+                                      std::to_string(kManifestFormatVersion));
+  m.compression = j.contains("compression") ? get_string(j, "compression", origin, "") : "none";
+  if (m.compression != "none" && m.compression != "deflate")
+    bad(origin, "compression", "must be \"none\" or \"deflate\", got \"" + m.compression + "\"");
+
+  const json& schema = member(j, "schema", origin, "");
+  if (!schema.is_array() || schema.empty()) bad(origin, "schema", "must be a non-empty array");
+  for (size_t i = 0; i < schema.size(); ++i) {
+    const std::string path = "schema[" + std::to_string(i) + "].";
+    const json& e = schema[i];
+    if (!e.is_object()) bad(origin, "schema[" + std::to_string(i) + "]", "must be an object");
+    FieldSpec f;
+    f.name = get_string(e, "name", origin, path);
+    if (f.name.empty()) bad(origin, path + "name", "must not be empty");
+    for (const auto& prev : m.schema)
+      if (prev.name == f.name) bad(origin, path + "name", "repeats field name '" + f.name + "'");
+    f.dtype = get_string(e, "dtype", origin, path);
+    if (dtype_size(f.dtype) == 0)
+      bad(origin, path + "dtype", "is '" + f.dtype + "'; expected one of u8 u16 i32 i64 f16 bf16 f32");
+    if (e.contains("variable")) {
+      if (!e["variable"].is_boolean()) bad(origin, path + "variable", "must be true or false");
+      f.variable = e["variable"].get<bool>();
+    }
+    if (e.contains("shape")) {
+      const json& sh = e["shape"];
+      if (!sh.is_array()) bad(origin, path + "shape", "must be an array of positive integers");
+      for (const auto& d : sh) {
+        if (!d.is_number_integer() || d.get<int64_t>() <= 0)
+          bad(origin, path + "shape", "must be an array of positive integers, got " + sh.dump());
+        f.shape.push_back(d.get<int64_t>());
+      }
+    }
+    if (f.variable && f.dtype != "u8") bad(origin, path + "dtype", "of a variable-size field must be u8");
+    m.schema.push_back(std::move(f));
+  }
+
+  const json& shards = member(j, "shards", origin, "");
+  if (!shards.is_array()) bad(origin, "shards", "must be an array");
+  for (size_t i = 0; i < shards.size(); ++i) {
+    const std::string path = "shards[" + std::to_string(i) + "].";
+    const json& e = shards[i];
+    if (!e.is_object()) bad(origin, "shards[" + std::to_string(i) + "]", "must be an object");
+    ShardInfo s;
+    s.name = get_string(e, "name", origin, path);
+    if (s.name.empty() || s.name.front() == '/' || s.name.find("..") != std::string::npos)
+      bad(origin, path + "name", "must be a relative key without '..', got '" + s.name + "'");
+    s.samples = get_count(e, "samples", origin, path);
+    s.bytes = get_count(e, "bytes", origin, path);
+    s.checksum = get_string(e, "checksum", origin, path);
+    if (s.checksum.rfind("xxh3:", 0) != 0 || s.checksum.size() != 5 + 16 ||
+        s.checksum.find_first_not_of("0123456789abcdef", 5) != std::string::npos)
+      bad(origin, path + "checksum", "must be \"xxh3:\" and 16 lowercase hex digits, got '" + s.checksum + "'");
+    m.shards.push_back(std::move(s));
+  }
+
+  if (j.contains("class_names")) {
+    const json& c = j["class_names"];
+    if (!c.is_array()) bad(origin, "class_names", "must be an array of strings");
+    for (const auto& n : c) {
+      if (!n.is_string()) bad(origin, "class_names", "must be an array of strings");
+      m.class_names.push_back(n.get<std::string>());
+    }
+  }
+  return m;
+}
+
+}  // namespace strata::data

