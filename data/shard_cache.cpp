@@ -1,0 +1,297 @@
+#include "data/shard_cache.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "core/error.h"
+
+namespace strata::data {
+namespace fs = std::filesystem;
+
+std::string escape_shard_name(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    if (c == '/') out += "%2F";
+    else if (c == '%') out += "%25";
+    else out += c;
+  }
+  return out;
+}
+
+std::string unescape_shard_name(const std::string& name) {
+  std::string out;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (name[i] == '%' && i + 2 < name.size() + 0 && name.compare(i, 3, "%2F") == 0) { out += '/'; i += 2; }
+    else if (name[i] == '%' && name.compare(i, 3, "%25") == 0) { out += '%'; i += 2; }
+    else out += name[i];
+  }
+  return out;
+}
+
+namespace {
+
+// "<escaped>.<pid>.<n>" -> pid, or -1 when the name does not have that form.
+long pid_of_temp(const std::string& file) {
+  auto last = file.rfind('.');
+  if (last == std::string::npos || last == 0) return -1;
+  auto prev = file.rfind('.', last - 1);
+  if (prev == std::string::npos) return -1;
+  try {
+    return std::stol(file.substr(prev + 1, last - prev - 1));
+  } catch (...) {
+    return -1;
+  }
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw IoError("cannot read " + p.string());
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_atomically(const fs::path& dest, const std::string& text) {
+  fs::path tmp = dest.parent_path() / ".tmp" / (dest.filename().string() + "." + std::to_string(::getpid()) + ".m");
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    if (!out) throw IoError("cannot write " + tmp.string());
+  }
+  fs::rename(tmp, dest);
+}
+
+}  // namespace
+
+ShardCache::ShardCache(Source& source, ShardCacheOptions options) : source_(source), opts_(std::move(options)) {
+  if (opts_.dir.empty()) throw ConfigError("shard cache: cache directory is empty");
+  if (opts_.capacity_bytes <= 0)
+    throw ConfigError("shard cache: capacity must be > 0 bytes, got " + std::to_string(opts_.capacity_bytes));
+  for (const char* sub : {"shards", ".tmp", ".reserve", ".locks"}) {
+    std::error_code ec;
+    fs::create_directories(opts_.dir / sub, ec);
+    if (ec) throw IoError("shard cache: cannot create " + (opts_.dir / sub).string() + ": " + ec.message());
+  }
+  FileLock maintenance(opts_.dir / ".locks" / "maintenance.lock");
+  maintenance.lock_exclusive();
+  users_ = FileLock(opts_.dir / ".locks" / "users.lock");
+  // Nobody else holds users.lock SH -> we are the first process of this job on the node.
+  // Holding maintenance.lock, nobody can become "first" concurrently.
+  bool first = users_.try_lock_exclusive();
+  start_of_job(first);
+  if (first) users_.unlock();
+  users_.lock_shared();
+}
+
+ShardCache::~ShardCache() {
+  try {
+    FileLock maintenance(opts_.dir / ".locks" / "maintenance.lock");
+    maintenance.lock_exclusive();
+    users_.unlock();
+    if (opts_.lifetime == CacheLifetime::kJob && users_.try_lock_exclusive()) empty_directory();
+  } catch (...) {
+    // A destructor must not throw; a cache left behind is recovered by the next start.
+  }
+}
+
+fs::path ShardCache::shard_path(const std::string& name) const { return opts_.dir / "shards" / escape_shard_name(name); }
+fs::path ShardCache::lock_path(const std::string& name) const {
+  return opts_.dir / ".locks" / (escape_shard_name(name) + ".lock");
+}
+
+void ShardCache::set_next_use(NextUse fn) { next_use_ = std::move(fn); }
+
+void ShardCache::start_of_job(bool first) {
+  if (first) remove_dead_temps();
+  load_manifest(first);
+  if (first && opts_.lifetime == CacheLifetime::kPersistent) verify_cached();
+}
+
+void ShardCache::load_manifest(bool refresh) {
+  fs::path local = opts_.dir / "manifest.json";
+  FileLock lock(opts_.dir / ".locks" / "manifest.lock");
+  lock.lock_exclusive();
+  if (refresh || !fs::exists(local)) {
+    auto bytes = source_.get(opts_.manifest_key);
+    stats_.manifest_fetches++;
+    std::string text(bytes.begin(), bytes.end());
+    manifest_ = Manifest::from_json(text, source_.url() + "/" + opts_.manifest_key);
+    write_atomically(local, text);
+  } else {
+    manifest_ = Manifest::from_json(read_text(local), local.string());
+  }
+}
+
+void ShardCache::remove_dead_temps() {
+  for (const char* sub : {".tmp", ".reserve"}) {
+    for (auto& e : fs::directory_iterator(opts_.dir / sub)) {
+      long pid = pid_of_temp(e.path().filename().string());
+      if (!process_alive(pid)) {
+        std::error_code ec;
+        fs::remove(e.path(), ec);
+      }
+    }
+  }
+}
+
+void ShardCache::verify_cached() {
+  for (auto& e : fs::directory_iterator(opts_.dir / "shards")) {
+    std::string name = unescape_shard_name(e.path().filename().string());
+    const ShardInfo* info = nullptr;
+    for (auto& s : manifest_.shards)
+      if (s.name == name) info = &s;
+    FileLock lock(lock_path(name));
+    if (!lock.try_lock_exclusive()) continue;  // in use by a live process that verified it
+    if (!info || checksum_file(e.path().string()) != info->checksum) {
+      std::error_code ec;
+      fs::remove(e.path(), ec);
+    }
+  }
+}
+
+void ShardCache::empty_directory() {
+  std::error_code ec;
+  for (const char* sub : {"shards", ".tmp", ".reserve"})
+    for (auto& e : fs::directory_iterator(opts_.dir / sub, ec)) fs::remove(e.path(), ec);
+  fs::remove(opts_.dir / "manifest.json", ec);
+}
+
+int64_t ShardCache::scan_usage() {
+  int64_t used = 0;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(opts_.dir / "shards", ec))
+    used += static_cast<int64_t>(e.file_size(ec));
+  for (auto& e : fs::directory_iterator(opts_.dir / ".reserve", ec)) {
+    if (!process_alive(pid_of_temp(e.path().filename().string()))) {
+      fs::remove(e.path(), ec);  // a crashed process's reservation frees its bytes
+      continue;
+    }
+    used += static_cast<int64_t>(e.file_size(ec));
+  }
+  return used;
+}
+
+int64_t ShardCache::usage_bytes() {
+  FileLock lock(opts_.dir / ".locks" / "cache.lock");
+  lock.lock_exclusive();
+  return scan_usage();
+}
+
+fs::path ShardCache::reserve(const ShardInfo& shard) {
+  if (shard.bytes > opts_.capacity_bytes)
+    throw ConfigError("shard cache: shard " + shard.name + " (" + std::to_string(shard.bytes) +
+                      " bytes) is larger than the cache capacity (" + std::to_string(opts_.capacity_bytes) + " bytes)");
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(opts_.full_wait_timeout_s);
+  FileLock cache_lock(opts_.dir / ".locks" / "cache.lock");
+  for (;;) {
+    cache_lock.lock_exclusive();
+    int64_t used = scan_usage();
+    if (used + shard.bytes > opts_.capacity_bytes) {
+      // Belady: drop the unpinned shard used farthest in the future first.
+      std::vector<std::pair<int64_t, fs::path>> candidates;
+      std::error_code ec;
+      for (auto& e : fs::directory_iterator(opts_.dir / "shards", ec)) {
+        std::string name = unescape_shard_name(e.path().filename().string());
+        candidates.emplace_back(next_use_ ? next_use_(name) : kNever, e.path());
+      }
+      std::stable_sort(candidates.begin(), candidates.end(),
+                       [](auto& a, auto& b) { return a.first > b.first; });
+      for (auto& [use, path] : candidates) {
+        if (used + shard.bytes <= opts_.capacity_bytes) break;
+        FileLock victim(lock_path(unescape_shard_name(path.filename().string())));
+        if (!victim.try_lock_exclusive()) continue;  // pinned or being downloaded
+        int64_t size = static_cast<int64_t>(fs::file_size(path, ec));
+        if (ec || !fs::remove(path, ec)) continue;
+        used -= size;
+        stats_.evictions++;
+      }
+    }
+    if (used + shard.bytes <= opts_.capacity_bytes) {
+      fs::path r = opts_.dir / ".reserve" /
+                   (escape_shard_name(shard.name) + "." + std::to_string(::getpid()) + "." + std::to_string(seq_++));
+      int fd = ::open(r.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (fd < 0 || ::ftruncate(fd, shard.bytes) != 0) {
+        if (fd >= 0) ::close(fd);
+        throw IoError("shard cache: cannot create reservation " + r.string() + ": " + std::strerror(errno));
+      }
+      ::close(fd);
+      return r;
+    }
+    cache_lock.unlock();
+    if (std::chrono::steady_clock::now() > deadline)
+      throw IoError("shard cache " + opts_.dir.string() + ": no room for shard " + shard.name + " (" +
+                    std::to_string(shard.bytes) + " bytes): " + std::to_string(used) + " of " +
+                    std::to_string(opts_.capacity_bytes) + " bytes are pinned by running processes");
+    // Every cached shard is pinned (by other processes of the job): wait for a release.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+void ShardCache::download_verified(const ShardInfo& shard) {
+  fs::path reservation = reserve(shard);
+  struct Unreserve {
+    fs::path p;
+    ~Unreserve() { std::error_code ec; fs::remove(p, ec); }
+  } unreserve{reservation};
+  std::string got;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    fs::path tmp = opts_.dir / ".tmp" /
+                   (escape_shard_name(shard.name) + "." + std::to_string(::getpid()) + "." + std::to_string(seq_++));
+    if (attempt > 0) stats_.refetches++;
+    try {
+      source_.get_to_file(shard.name, tmp);
+      got = checksum_file(tmp.string());
+    } catch (...) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      throw;
+    }
+    if (got == shard.checksum) {
+      fs::rename(tmp, shard_path(shard.name));  // atomic: a shard file is always whole and verified
+      return;
+    }
+    std::error_code ec;
+    fs::remove(tmp, ec);
+  }
+  throw IoError("shard cache: shard " + shard.name + " from " + source_.url() + " failed its checksum twice: manifest says " +
+                shard.checksum + ", download has " + got);
+}
+
+ShardCache::Pin ShardCache::acquire(const ShardInfo& shard) {
+  Pin pin;
+  pin.path_ = shard_path(shard.name);
+  pin.lock_ = FileLock(lock_path(shard.name));
+  for (;;) {
+    pin.lock_.lock_shared();
+    if (fs::exists(pin.path_)) {
+      stats_.hits++;
+      return pin;
+    }
+    // Not cached: become the downloader, or wait for the one who is.
+    pin.lock_.unlock();
+    pin.lock_.lock_exclusive();
+    if (!fs::exists(pin.path_)) {
+      stats_.misses++;
+      download_verified(shard);
+      pin.lock_.lock_shared();  // EX -> SH keeps it pinned for us
+      if (fs::exists(pin.path_)) return pin;
+      continue;
+    }
+    pin.lock_.lock_shared();
+    if (fs::exists(pin.path_)) {
+      stats_.hits++;
+      return pin;
+    }
+  }
+}
+
+}  // namespace strata::data
