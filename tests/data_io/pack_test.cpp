@@ -1,0 +1,201 @@
+// strata-pack logic (data/packer) on synthetic IDX, real Fashion-MNIST, file
+// trees and raw token files; shards are reopened and checked sample by sample.
+#include "data/packer.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+
+#include "core/error.h"
+#include "data/shard.h"
+#include "test_util.h"
+
+namespace strata::data {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string idx_header(uint8_t type, std::vector<uint32_t> dims) {
+  std::string h = {0, 0, static_cast<char>(type), static_cast<char>(dims.size())};
+  for (uint32_t d : dims)
+    for (int s = 24; s >= 0; s -= 8) h += static_cast<char>((d >> s) & 0xff);
+  return h;
+}
+
+// Reads every sample of a packed dataset back: (field -> per-sample bytes).
+std::vector<std::vector<std::string>> read_back(const fs::path& dir, const Manifest& m) {
+  auto src = open_source(dir.string());
+  const Manifest again = Manifest::from_json(
+      [&] { auto b = src->get("manifest.json"); return std::string(b.begin(), b.end()); }(), dir.string());
+  EXPECT_EQ(again.shards.size(), m.shards.size());
+  std::vector<std::vector<std::string>> out(m.schema.size());
+  for (const auto& s : again.shards) {
+    EXPECT_EQ(checksum_file((dir / s.name).string()), s.checksum) << s.name;
+    EXPECT_EQ(static_cast<int64_t>(fs::file_size(dir / s.name)), s.bytes) << s.name;
+    ShardData d = ShardData::read((dir / s.name).string(), again.schema);
+    EXPECT_EQ(d.samples(), s.samples);
+    for (size_t f = 0; f < m.schema.size(); ++f)
+      for (int64_t i = 0; i < d.samples(); ++i) {
+        size_t n;
+        const uint8_t* p = d.sample(f, i, &n);
+        out[f].emplace_back(reinterpret_cast<const char*>(p), n);
+      }
+  }
+  return out;
+}
+
+int64_t as_i64(const std::string& b) {
+  int64_t v;
+  std::memcpy(&v, b.data(), 8);
+  return v;
+}
+
+TEST(Pack, SyntheticIdxSplitsIntoShards) {
+  auto dir = testing::scratch_dir("pack-idx");
+  std::string images = idx_header(0x08, {50, 2, 3}), labels = idx_header(0x08, {50});
+  for (int i = 0; i < 50; ++i) {
+    for (int k = 0; k < 6; ++k) images += static_cast<char>(i * 6 + k);
+    labels += static_cast<char>(i % 10);
+  }
+  testing::write_file(dir / "img.idx", images);
+  testing::write_file(dir / "lab.idx", labels);
+  PackOptions o;
+  o.out_url = (dir / "out").string();
+  o.shard_bytes = 14 * 10;  // 10 samples of 6 + 8 bytes per shard
+  o.prefix = "part";
+  Manifest m = pack_idx((dir / "img.idx").string(), (dir / "lab.idx").string(), o);
+  ASSERT_EQ(m.shards.size(), 5u);
+  EXPECT_EQ(m.shards[4].name, "part-00004.h5");
+  EXPECT_EQ(m.schema[0].shape, (std::vector<int64_t>{2, 3}));
+  auto back = read_back(dir / "out", m);
+  ASSERT_EQ(back[0].size(), 50u);
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_EQ(back[0][i], images.substr(16 + i * 6, 6));
+    EXPECT_EQ(as_i64(back[1][i]), i % 10);
+  }
+}
+
+TEST(Pack, IdxErrorsNameTheFile) {
+  auto dir = testing::scratch_dir("pack-idx-err");
+  testing::write_file(dir / "img.idx", idx_header(0x08, {3, 2, 2}) + std::string(12, 'x'));
+  testing::write_file(dir / "lab.idx", idx_header(0x08, {4}) + std::string(4, 'x'));
+  testing::write_file(dir / "bad.idx", "\x12\x34\x08\x01" + std::string(8, 'x'));
+  testing::write_file(dir / "short.idx", idx_header(0x08, {3, 2, 2}) + std::string(5, 'x'));
+  PackOptions o;
+  o.out_url = (dir / "out").string();
+  auto expect = [&](const char* img, const char* lab, std::vector<std::string> words) {
+    try {
+      pack_idx((dir / img).string(), (dir / lab).string(), o);
+      FAIL() << img << " " << lab;
+    } catch (const IoError& e) {
+      for (const auto& w : words) EXPECT_NE(std::string(e.what()).find(w), std::string::npos) << e.what();
+    }
+  };
+  expect("img.idx", "lab.idx", {"count mismatch", "img.idx", "lab.idx", "3 images", "4 labels"});
+  expect("bad.idx", "lab.idx", {"bad.idx", "bad magic"});
+  expect("short.idx", "lab.idx", {"short.idx", "truncated"});
+  expect("nope.idx", "lab.idx", {"nope.idx"});
+  EXPECT_FALSE(fs::exists(dir / "out" / "manifest.json"));
+}
+
+TEST(Pack, FashionMnistTestSet) {
+  const std::string base = "/usr/share/datasets/fashion-mnist/";
+  if (!fs::exists(base + "t10k-images-idx3-ubyte.gz")) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  auto dir = testing::scratch_dir("pack-fmnist");
+  PackOptions o;
+  o.out_url = "file://" + (dir / "out").string();
+  o.shard_bytes = parse_size("2MiB");
+  Manifest m = pack_idx(base + "t10k-images-idx3-ubyte.gz", base + "t10k-labels-idx1-ubyte.gz", o);
+  EXPECT_EQ(m.total_samples(), 10000);
+  EXPECT_EQ(m.shards.size(), 4u);  // 2 MiB / (784 + 8) bytes = 2648 samples per shard
+  auto back = read_back(dir / "out", m);
+  ASSERT_EQ(back[0].size(), 10000u);
+  std::map<int64_t, int> per_class;
+  for (const auto& l : back[1]) ++per_class[as_i64(l)];
+  ASSERT_EQ(per_class.size(), 10u);  // the test set has 1000 images of each of 10 classes
+  for (auto [c, n] : per_class) EXPECT_EQ(n, 1000) << "class " << c;
+  // Label of the first test image is 9 (ankle boot), a known fact of the data set.
+  EXPECT_EQ(as_i64(back[1][0]), 9);
+  EXPECT_EQ(back[0][0].size(), 784u);
+}
+
+TEST(Pack, FilesOneSamplePerFileWithClassNames) {
+  auto dir = testing::scratch_dir("pack-files");
+  testing::write_file(dir / "in" / "dog" / "b.txt", "dog b");
+  testing::write_file(dir / "in" / "cat" / "a.txt", "cat a");
+  testing::write_file(dir / "in" / "cat" / "sub" / "c.txt", "");
+  testing::write_file(dir / "in" / "cat" / "z.txt", std::string(1000, 'z'));
+  PackOptions o;
+  o.out_url = (dir / "out").string();
+  o.deflate_level = 4;
+  Manifest m = pack_files(dir / "in", o);
+  EXPECT_EQ(m.class_names, (std::vector<std::string>{"cat", "dog"}));
+  EXPECT_EQ(m.compression, "deflate");
+  auto back = read_back(dir / "out", m);
+  ASSERT_EQ(back[0].size(), 4u);
+  EXPECT_EQ(back[0][0], "cat a");
+  EXPECT_EQ(back[0][1], "");
+  EXPECT_EQ(back[0][2], std::string(1000, 'z'));
+  EXPECT_EQ(back[0][3], "dog b");
+  EXPECT_EQ(as_i64(back[1][2]), 0);
+  EXPECT_EQ(as_i64(back[1][3]), 1);
+}
+
+TEST(Pack, RawTokensDropTrailingPartialRecord) {
+  auto dir = testing::scratch_dir("pack-raw");
+  std::vector<uint16_t> tok(4 * 9 + 3);
+  for (size_t i = 0; i < tok.size(); ++i) tok[i] = static_cast<uint16_t>(60000 + i);
+  testing::write_file(dir / "tok.bin", std::string(reinterpret_cast<char*>(tok.data()), tok.size() * 2));
+  PackOptions o;
+  o.out_url = (dir / "out").string();
+  o.shard_bytes = 8 * 4;
+  std::vector<std::string> log;
+  o.log = [&](const std::string& l) { log.push_back(l); };
+  Manifest m = pack_raw((dir / "tok.bin").string(), "u16", 4, o);
+  EXPECT_EQ(m.schema[0].name, "tokens");
+  EXPECT_EQ(m.total_samples(), 9);
+  EXPECT_EQ(m.shards.size(), 3u);
+  auto back = read_back(dir / "out", m);
+  for (int i = 0; i < 9; ++i) {
+    uint16_t t[4];
+    std::memcpy(t, back[0][i].data(), 8);
+    EXPECT_EQ(t[0], 60000 + 4 * i);
+    EXPECT_EQ(t[3], 60003 + 4 * i);
+  }
+  bool reported = false;
+  for (const auto& l : log) reported |= l.find("partial record of 6 bytes") != std::string::npos;
+  EXPECT_TRUE(reported);
+  EXPECT_THROW(pack_raw((dir / "tok.bin").string(), "f64", 4, o), ConfigError);
+}
+
+TEST(Pack, ParseSize) {
+  EXPECT_EQ(parse_size("4096"), 4096);
+  EXPECT_EQ(parse_size("64MB"), 64000000);
+  EXPECT_EQ(parse_size("8MiB"), 8 << 20);
+  EXPECT_EQ(parse_size("1.5KiB"), 1536);
+  EXPECT_EQ(parse_size("2G"), 2ll << 30);
+  EXPECT_THROW(parse_size("lots"), ConfigError);
+  EXPECT_THROW(parse_size("3XB"), ConfigError);
+  EXPECT_THROW(parse_size("-1MB"), ConfigError);
+}
+
+TEST(PackCli, HelpDocumentsEveryOption) {
+  const char* bin = std::getenv("STRATA_BIN_DIR");
+  if (!bin) GTEST_SKIP() << "STRATA_BIN_DIR not set (run through ctest)";
+  auto dir = testing::scratch_dir("pack-cli");
+  const std::string exe = std::string(bin) + "/strata-pack";
+  ASSERT_EQ(std::system((exe + " --help > " + (dir / "help").string()).c_str()), 0);
+  const std::string help = testing::read_file(dir / "help");
+  for (const char* opt : {"--images", "--labels", "--out", "--shard-size", "--deflate", "--prefix", "--root",
+                          "--input", "--sample-bytes", "--tokens", "--seq-len", "--endpoint", "--region"})
+    EXPECT_NE(help.find(opt), std::string::npos) << opt;
+  // A bad option is a usage error (exit 2) that names it.
+  const std::string cmd = exe + " idx --images a --labels b --out " + (dir / "o").string() + " --bogus 1 2> " +
+                          (dir / "err").string();
+  EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 2);
+  EXPECT_NE(testing::read_file(dir / "err").find("--bogus"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace strata::data
