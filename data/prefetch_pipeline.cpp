@@ -1,0 +1,235 @@
+#include "data/prefetch_pipeline.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/error.h"
+
+namespace strata::data {
+
+PrefetchPipeline::PrefetchPipeline(ShardCache& cache, const std::vector<FieldSpec>& schema,
+                                   const std::vector<FieldTransform>& transforms, std::vector<SampleRef> order,
+                                   PipelineConfig cfg)
+    : cache_(cache),
+      schema_(schema),
+      transforms_(transforms),
+      order_(std::move(order)),
+      plan_(order_, cache.manifest()),
+      cfg_(cfg) {
+  if (cfg_.batch < 1) throw ConfigError("loader: batch size must be >= 1");
+  cfg_.ring = std::max(cfg_.ring, 1);
+  cfg_.staging_threads = std::max(cfg_.staging_threads, 1);
+  cfg_.decode_threads = std::max(cfg_.decode_threads, 1);
+  nbatches_ = static_cast<int64_t>(order_.size()) / cfg_.batch;
+  uses_.resize(plan_.uses().size());
+  for (size_t i = 0; i < uses_.size(); ++i) uses_[i].remaining = plan_.uses()[i].samples;
+  slots_.resize(static_cast<size_t>(cfg_.ring));
+  for (auto& s : slots_) {
+    s.fields.resize(transforms_.size());
+    for (size_t f = 0; f < transforms_.size(); ++f)
+      s.fields[f].resize(static_cast<size_t>(transforms_[f].out_bytes() * cfg_.batch));
+  }
+  for (int i = 0; i < cfg_.staging_threads; ++i) threads_.emplace_back([this] { stage_loop(); });
+  for (int i = 0; i < cfg_.decode_threads; ++i) threads_.emplace_back([this] { decode_loop(); });
+}
+
+PrefetchPipeline::~PrefetchPipeline() {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+int64_t PrefetchPipeline::consumed() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return consumed_;
+}
+int64_t PrefetchPipeline::uses_staged() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return staged_;
+}
+int64_t PrefetchPipeline::frontier() const {
+  // Called by the cache while a staging thread is inside acquire(); no lock order issue
+  // because acquire() is never called with mu_ held.
+  std::lock_guard<std::mutex> lk(mu_);
+  return consumed_ * cfg_.batch;
+}
+
+void PrefetchPipeline::fail(std::exception_ptr e) {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (!error_) error_ = e;
+  }
+  cv_.notify_all();
+}
+
+void PrefetchPipeline::raise_demand(int64_t end) {
+  // mu_ held. Uses now wanted by a batch stop counting against the look-ahead.
+  demand_end_ = std::max(demand_end_, end);
+  const auto& plan = plan_.uses();
+  while (demand_uses_ < plan.size() && plan[demand_uses_].first < demand_end_) {
+    if (uses_[demand_uses_].counted_ahead) {
+      ahead_bytes_ -= plan[demand_uses_].bytes;
+      uses_[demand_uses_].counted_ahead = false;
+    }
+    ++demand_uses_;
+  }
+}
+
+void PrefetchPipeline::stage_loop() {
+  const auto& plan = plan_.uses();
+  for (;;) {
+    size_t j;
+    {
+      std::unique_lock<std::mutex> lk(mu_);
+      cv_.wait(lk, [&] {
+        if (stop_ || error_) return true;
+        if (next_stage_ >= plan.size()) return true;
+        const ShardUse& u = plan[next_stage_];
+        return u.first < demand_end_ || ahead_bytes_ + u.bytes <= cfg_.lookahead_bytes;
+      });
+      if (stop_ || error_ || next_stage_ >= plan.size()) return;
+      j = next_stage_++;
+      if (plan[j].first >= demand_end_) {
+        ahead_bytes_ += plan[j].bytes;
+        uses_[j].counted_ahead = true;
+      }
+      uses_[j].state = UseState::kStaging;
+    }
+    try {
+      ShardCache::Pin pin = cache_.acquire(cache_.manifest().shards[static_cast<size_t>(plan[j].shard)]);
+      {
+        std::lock_guard<std::mutex> lk(mu_);
+        uses_[j].pin = std::move(pin);
+        uses_[j].state = UseState::kStaged;
+        ++staged_;
+      }
+      cv_.notify_all();
+    } catch (...) {
+      fail(std::current_exception());
+      return;
+    }
+  }
+}
+
+void PrefetchPipeline::decode_loop() {
+  for (;;) {
+    std::unique_lock<std::mutex> lk(mu_);
+    cv_.wait(lk, [&] { return stop_ || error_ || (next_batch_ < nbatches_ && next_batch_ < consumed_ + cfg_.ring); });
+    if (stop_ || error_) return;
+    int64_t k = next_batch_++;
+    raise_demand((k + 1) * cfg_.batch);
+    cv_.notify_all();
+    try {
+      collate(k, slots_[static_cast<size_t>(k % cfg_.ring)], lk);
+    } catch (...) {
+      if (lk.owns_lock()) lk.unlock();
+      fail(std::current_exception());
+      return;
+    }
+  }
+}
+
+void PrefetchPipeline::collate(int64_t k, Slot& slot, std::unique_lock<std::mutex>& lk) {
+  const int64_t p0 = k * cfg_.batch, p1 = p0 + cfg_.batch;
+  // The uses this batch reads, with how many of its samples each provides.
+  std::vector<std::pair<int32_t, int64_t>> needed;
+  for (int64_t p = p0; p < p1; ++p) {
+    int32_t u = plan_.use_at(p);
+    auto it = std::find_if(needed.begin(), needed.end(), [u](auto& n) { return n.first == u; });
+    if (it == needed.end()) needed.emplace_back(u, 1);
+    else it->second++;
+  }
+  std::vector<std::shared_ptr<const ShardData>> data(plan_.uses().size() > 0 ? needed.size() : 0);
+  for (size_t n = 0; n < needed.size(); ++n) {
+    Use& use = uses_[static_cast<size_t>(needed[n].first)];
+    cv_.wait(lk, [&] { return stop_ || error_ || (use.state != UseState::kIdle && use.state != UseState::kStaging); });
+    if (stop_ || error_) return;
+    if (use.state == UseState::kStaged) {
+      use.state = UseState::kLoading;
+      std::filesystem::path path = use.pin.path();
+      lk.unlock();
+      auto loaded = std::make_shared<const ShardData>(ShardData::read(path.string(), schema_));
+      lk.lock();
+      use.data = std::move(loaded);
+      use.state = UseState::kLoaded;
+      cv_.notify_all();
+    } else {
+      cv_.wait(lk, [&] { return stop_ || error_ || use.state == UseState::kLoaded; });
+      if (stop_ || error_) return;
+    }
+    data[n] = use.data;
+  }
+  lk.unlock();
+
+  const size_t nf = transforms_.size();
+  for (int64_t p = p0; p < p1; ++p) {
+    const SampleRef& ref = order_[static_cast<size_t>(p)];
+    int32_t u = plan_.use_at(p);
+    size_t n = 0;
+    while (needed[n].first != u) ++n;
+    const ShardData& sd = *data[n];
+    for (size_t f = 0; f < nf; ++f) {
+      size_t size = 0;
+      const uint8_t* src = sd.sample(f, ref.index, &size);
+      const FieldTransform& t = transforms_[f];
+      if (static_cast<int64_t>(size) != t.in_bytes())
+        throw IoError("shard " + cache_.manifest().shards[static_cast<size_t>(ref.shard)].name + ": field '" +
+                      schema_[f].name + "' of sample " + std::to_string(ref.index) + " has " + std::to_string(size) +
+                      " bytes, the manifest says " + std::to_string(t.in_bytes()));
+      t.apply(src, reinterpret_cast<uint8_t*>(slot.fields[f].data()) + (p - p0) * t.out_bytes());
+    }
+  }
+  data.clear();
+
+  std::vector<Use> released;  // destroyed outside the lock (unpinning closes files)
+  lk.lock();
+  for (auto& [u, count] : needed) {
+    Use& use = uses_[static_cast<size_t>(u)];
+    use.remaining -= count;
+    if (use.remaining == 0) {
+      released.emplace_back(std::move(use));
+      use.state = UseState::kReleased;
+      use.data.reset();
+    }
+  }
+  slot.ready = true;
+  cv_.notify_all();
+  lk.unlock();
+  released.clear();
+}
+
+bool PrefetchPipeline::next(HostBatch& out, double* wait_s) {
+  std::unique_lock<std::mutex> lk(mu_);
+  if (error_) std::rethrow_exception(error_);
+  if (consumed_ >= nbatches_) return false;
+  Slot& slot = slots_[static_cast<size_t>(consumed_ % cfg_.ring)];
+  if (!slot.ready) {
+    auto t0 = std::chrono::steady_clock::now();
+    cv_.wait(lk, [&] { return error_ || slot.ready; });
+    if (wait_s) *wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (error_) std::rethrow_exception(error_);
+  }
+  const size_t nf = transforms_.size();
+  if (out.fields.size() != nf) out.fields.assign(nf, HostArray{});
+  for (size_t f = 0; f < nf; ++f) {
+    HostArray& a = out.fields[f];
+    a.name = schema_[f].name;
+    a.dtype = transforms_[f].out_dtype();
+    a.shape.assign(1, cfg_.batch);
+    a.shape.insert(a.shape.end(), schema_[f].shape.begin(), schema_[f].shape.end());
+    // Swap rather than copy: the caller's old buffer becomes this slot's next buffer.
+    std::swap(a.bytes, slot.fields[f]);
+    slot.fields[f].resize(static_cast<size_t>(transforms_[f].out_bytes() * cfg_.batch));
+  }
+  out.size = cfg_.batch;
+  slot.ready = false;
+  ++consumed_;
+  lk.unlock();
+  cv_.notify_all();
+  return true;
+}
+
+}  // namespace strata::data

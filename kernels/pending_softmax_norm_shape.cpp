@@ -1,0 +1,64 @@
+// TEMPORARY: ops whose kernels are being written. Each throws a named error;
+// the registry test fails for them until their family files replace these.
+// Delete an op's three lines when its real kernels land; delete the file when empty.
+#include "core/error.h"
+#include "kernels/backends.h"
+
+namespace strata {
+
+void reference::softmax_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("softmax: not implemented yet"); }
+void reference::softmax_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("softmax: not implemented yet"); }
+void cpu::softmax_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("softmax: not implemented yet"); }
+void cpu::softmax_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("softmax: not implemented yet"); }
+std::vector<OutputSpec> shape::softmax_infer(const std::vector<OutputSpec>&, const OpAttrs&) { throw Error("softmax: not implemented yet"); }
+void reference::log_softmax_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("log_softmax: not implemented yet"); }
+void reference::log_softmax_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("log_softmax: not implemented yet"); }
+void cpu::log_softmax_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("log_softmax: not implemented yet"); }
+void cpu::log_softmax_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("log_softmax: not implemented yet"); }
+std::vector<OutputSpec> shape::log_softmax_infer(const std::vector<OutputSpec>&, const OpAttrs&) { throw Error("log_softmax: not implemented yet"); }
+void reference::cross_entropy_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("cross_entropy: not implemented yet"); }
+void reference::cross_entropy_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("cross_entropy: not implemented yet"); }
+void cpu::cross_entropy_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("cross_entropy: not implemented yet"); }
+void cpu::cross_entropy_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("cross_entropy: not implemented yet"); }
+std::vector<OutputSpec> shape::cross_entropy_infer(const std::vector<OutputSpec>&, const OpAttrs&) { throw Error("cross_entropy: not implemented yet"); }
+void reference::batch_norm_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("batch_norm: not implemented yet"); }
+void reference::batch_norm_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("batch_norm: not implemented yet"); }
+void cpu::batch_norm_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("batch_norm: not implemented yet"); }
+void cpu::batch_norm_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("batch_norm: not implemented yet"); }
+std::vector<OutputSpec> shape::batch_norm_infer(const std::vector<OutputSpec>&, const OpAttrs&) { throw Error("batch_norm: not implemented yet"); }
+void reference::layer_norm_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("layer_norm: not implemented yet"); }
+void reference::layer_norm_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("layer_norm: not implemented yet"); }
+void cpu::layer_norm_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("layer_norm: not implemented yet"); }
+void cpu::layer_norm_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("layer_norm: not implemented yet"); }
+std::vector<OutputSpec> shape::layer_norm_infer(const std::vector<OutputSpec>&, const OpAttrs&) { throw Error("layer_norm: not implemented yet"); }
+void reference::embedding_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("embedding: not implemented yet"); }
+void reference::embedding_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("embedding: not implemented yet"); }
+void cpu::embedding_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("embedding: not implemented yet"); }
+void cpu::embedding_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("embedding: not implemented yet"); }
+std::vector<OutputSpec> shape::embedding_infer(const std::vector<OutputSpec>&, const OpAttrs&) { throw Error("embedding: not implemented yet"); }
+void reference::dropout_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("dropout: not implemented yet"); }
+void reference::dropout_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("dropout: not implemented yet"); }
+void cpu::dropout_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("dropout: not implemented yet"); }
+void cpu::dropout_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("dropout: not implemented yet"); }
+std::vector<OutputSpec> shape::dropout_infer(const std::vector<OutputSpec>&, const OpAttrs&) { throw Error("dropout: not implemented yet"); }
+void reference::reshape_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("reshape: not implemented yet"); }
+void reference::reshape_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("reshape: not implemented yet"); }
+void cpu::reshape_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("reshape: not implemented yet"); }
+void cpu::reshape_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("reshape: not implemented yet"); }
+std::vector<OutputSpec> shape::reshape_infer(const std::vector<OutputSpec>&, const OpAttrs&) { throw Error("reshape: not implemented yet"); }
+void reference::permute_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("permute: not implemented yet"); }
+void reference::permute_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("permute: not implemented yet"); }
+void cpu::permute_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("permute: not implemented yet"); }
+void cpu::permute_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("permute: not implemented yet"); }
+std::vector<OutputSpec> shape::permute_infer(const std::vector<OutputSpec>&, const OpAttrs&) { throw Error("permute: not implemented yet"); }
+void reference::concat_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("concat: not implemented yet"); }
+void reference::concat_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("concat: not implemented yet"); }
+void cpu::concat_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("concat: not implemented yet"); }
+void cpu::concat_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("concat: not implemented yet"); }
+std::vector<OutputSpec> shape::concat_infer(const std::vector<OutputSpec>&, const OpAttrs&) { throw Error("concat: not implemented yet"); }
+void reference::slice_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("slice: not implemented yet"); }
+void reference::slice_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("slice: not implemented yet"); }
+void cpu::slice_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("slice: not implemented yet"); }
+void cpu::slice_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("slice: not implemented yet"); }
+std::vector<OutputSpec> shape::slice_infer(const std::vector<OutputSpec>&, const OpAttrs&) { throw Error("slice: not implemented yet"); }
+}  // namespace strata

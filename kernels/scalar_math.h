@@ -1,0 +1,75 @@
+// Scalar math written once for the CPU kernels and the CUDA kernels: elementwise
+// formulas, their derivatives, the optimizer updates and the counter-based RNG.
+// The reference kernels (kernels/reference) deliberately do NOT use this header:
+// they restate each formula in double precision so that a mistake here is caught.
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define STRATA_HD __host__ __device__
+#else
+#define STRATA_HD
+#endif
+
+namespace strata::math {
+
+template <typename T> STRATA_HD inline T relu(T x) { return x > T(0) ? x : T(0); }
+template <typename T> STRATA_HD inline T relu_grad(T x) { return x > T(0) ? T(1) : T(0); }
+
+template <typename T> STRATA_HD inline T sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); }
+
+// GELU, tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+template <typename T> STRATA_HD inline T gelu(T x) {
+  const T k = T(0.7978845608028654), c = T(0.044715);
+  return T(0.5) * x * (T(1) + std::tanh(k * (x + c * x * x * x)));
+}
+template <typename T> STRATA_HD inline T gelu_grad(T x) {
+  const T k = T(0.7978845608028654), c = T(0.044715);
+  T u = k * (x + c * x * x * x);
+  T t = std::tanh(u);
+  return T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * k * (T(1) + T(3) * c * x * x);
+}
+
+// splitmix64: a counter-based generator, so a dropout mask is a pure function
+// of (seed, element index) on every backend.
+STRATA_HD inline uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+// Uniform in [0, 1) from (seed, index), 24 bits of precision.
+STRATA_HD inline float uniform01(uint64_t seed, uint64_t index) {
+  return static_cast<float>(splitmix64(seed * 0x100000001b3ull ^ splitmix64(index)) >> 40) * (1.0f / 16777216.0f);
+}
+
+// AdamW (decoupled weight decay), one element. bc1 = 1 - beta1^t, bc2 = 1 - beta2^t.
+STRATA_HD inline void adamw_update(float& w, float g, float& m, float& v, float lr, float beta1,
+                                   float beta2, float eps, float weight_decay, float bc1, float bc2) {
+  w -= lr * weight_decay * w;
+  m = beta1 * m + (1.0f - beta1) * g;
+  v = beta2 * v + (1.0f - beta2) * g * g;
+  float mhat = m / bc1;
+  float vhat = v / bc2;
+  w -= lr * mhat / (std::sqrt(vhat) + eps);
+}
+
+// SGD with momentum (PyTorch semantics: buf = mu*buf + (1-dampening)*g; nesterov: g + mu*buf).
+STRATA_HD inline void sgd_update(float& w, float g, float& buf, float lr, float momentum,
+                                 float dampening, float weight_decay, bool nesterov, bool first_step) {
+  if (weight_decay != 0.0f) g += weight_decay * w;
+  if (momentum != 0.0f) {
+    buf = first_step ? g : momentum * buf + (1.0f - dampening) * g;
+    g = nesterov ? g + momentum * buf : buf;
+  }
+  w -= lr * g;
+}
+
+// Loss-scale unscale and finite check: returns false when g is inf or NaN.
+STRATA_HD inline bool unscale(float& g, float inv_scale) {
+  g *= inv_scale;
+  return std::isfinite(g);
+}
+
+}  // namespace strata::math
