@@ -6,21 +6,6 @@
 
 namespace strata {
 
-void reference::softmax_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("softmax: not implemented yet"); }
-void reference::softmax_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("softmax: not implemented yet"); }
-void cpu::softmax_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("softmax: not implemented yet"); }
-void cpu::softmax_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("softmax: not implemented yet"); }
-std::vector<OutputSpec> shape::softmax_infer(const std::vector<OutputSpec>&, const OpAttrs&) { throw Error("softmax: not implemented yet"); }
-void reference::log_softmax_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("log_softmax: not implemented yet"); }
-void reference::log_softmax_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("log_softmax: not implemented yet"); }
-void cpu::log_softmax_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("log_softmax: not implemented yet"); }
-void cpu::log_softmax_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("log_softmax: not implemented yet"); }
-std::vector<OutputSpec> shape::log_softmax_infer(const std::vector<OutputSpec>&, const OpAttrs&) { throw Error("log_softmax: not implemented yet"); }
-void reference::cross_entropy_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("cross_entropy: not implemented yet"); }
-void reference::cross_entropy_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("cross_entropy: not implemented yet"); }
-void cpu::cross_entropy_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("cross_entropy: not implemented yet"); }
-void cpu::cross_entropy_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("cross_entropy: not implemented yet"); }
-std::vector<OutputSpec> shape::cross_entropy_infer(const std::vector<OutputSpec>&, const OpAttrs&) { throw Error("cross_entropy: not implemented yet"); }
 void reference::batch_norm_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("batch_norm: not implemented yet"); }
 void reference::batch_norm_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("batch_norm: not implemented yet"); }
 void cpu::batch_norm_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("batch_norm: not implemented yet"); }
