@@ -2,12 +2,13 @@
 // open the remote sources.
 #include "core/error.h"
 #include "data/file_source.h"
+#include "data/http_source.h"
+#include "data/s3_source.h"
 #include "data/source.h"
 
 namespace strata::data {
 
 std::unique_ptr<Source> open_source(const std::string& url, const SourceOptions& options) {
-  (void)options;
   if (url.empty()) throw ConfigError("empty dataset URL");
   const auto colon = url.find("://");
   if (colon == std::string::npos) return std::make_unique<FileSource>(url);
@@ -17,6 +18,8 @@ std::unique_ptr<Source> open_source(const std::string& url, const SourceOptions&
     if (path.empty()) throw ConfigError("file:// URL without a path: '" + url + "'");
     return std::make_unique<FileSource>(path);
   }
+  if (scheme == "s3") return std::make_unique<S3Source>(url, options);
+  if (scheme == "http" || scheme == "https") return std::make_unique<HttpSource>(url, options);
   throw ConfigError("unsupported URL scheme '" + scheme + "' in '" + url + "' (expected file://, s3://, http://, https:// or a path)");
 }
 
