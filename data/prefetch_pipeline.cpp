@@ -29,6 +29,19 @@ PrefetchPipeline::PrefetchPipeline(ShardCache& cache, const std::vector<FieldSpe
     for (size_t f = 0; f < transforms_.size(); ++f)
       s.fields[f].resize(static_cast<size_t>(transforms_[f].out_bytes() * cfg_.batch));
   }
+  // Belady's clock for the cache: the next position at which a shard is read.
+  cache_.set_next_use([this](const std::string& name) -> int64_t {
+    auto it = shard_index_.find(name);
+    if (it == shard_index_.end()) return ShardCache::kNever;
+    int64_t nu = plan_.next_use(it->second, frontier());
+    if (nu >= 0) return nu;
+    const auto& after = cfg_.next_epoch_first_use;
+    if (static_cast<size_t>(it->second) < after.size() && after[static_cast<size_t>(it->second)] >= 0)
+      return plan_.positions() + after[static_cast<size_t>(it->second)];
+    return ShardCache::kNever;
+  });
+  const auto& shards = cache_.manifest().shards;
+  for (size_t i = 0; i < shards.size(); ++i) shard_index_[shards[i].name] = static_cast<int32_t>(i);
   for (int i = 0; i < cfg_.staging_threads; ++i) threads_.emplace_back([this] { stage_loop(); });
   for (int i = 0; i < cfg_.decode_threads; ++i) threads_.emplace_back([this] { decode_loop(); });
 }
@@ -40,6 +53,7 @@ PrefetchPipeline::~PrefetchPipeline() {
   }
   cv_.notify_all();
   for (auto& t : threads_) t.join();
+  cache_.set_next_use(nullptr);
 }
 
 int64_t PrefetchPipeline::consumed() const {
@@ -151,7 +165,13 @@ void PrefetchPipeline::collate(int64_t k, Slot& slot, std::unique_lock<std::mute
       use.state = UseState::kLoading;
       std::filesystem::path path = use.pin.path();
       lk.unlock();
-      auto loaded = std::make_shared<const ShardData>(ShardData::read(path.string(), schema_));
+      std::shared_ptr<const ShardData> loaded;
+      try {
+        loaded = std::make_shared<const ShardData>(ShardData::read(path.string(), schema_));
+      } catch (const std::exception& e) {
+        throw IoError("loader: reading shard " + cache_.manifest().shards[static_cast<size_t>(plan_.uses()[static_cast<size_t>(needed[n].first)].shard)].name +
+                      " from the cache failed: " + e.what());
+      }
       lk.lock();
       use.data = std::move(loaded);
       use.state = UseState::kLoaded;

@@ -15,7 +15,9 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "core/batch_source.h"
@@ -32,6 +34,9 @@ struct PipelineConfig {
   int staging_threads = 2;
   int decode_threads = 2;
   int ring = 4;                 // batch buffers
+  // Per shard, its first position in the next epoch's order (-1: unused): lets
+  // eviction see past the end of this epoch.
+  std::vector<int64_t> next_epoch_first_use;
 };
 
 class PrefetchPipeline {
@@ -81,6 +86,7 @@ class PrefetchPipeline {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
+  std::unordered_map<std::string, int32_t> shard_index_;
   std::vector<Use> uses_;
   std::vector<Slot> slots_;
   size_t next_stage_ = 0;

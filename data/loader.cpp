@@ -1,0 +1,180 @@
+#include "data/loader.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "data/prefetch_pipeline.h"
+#include "data/staging_plan.h"
+
+namespace strata::data {
+
+Loader::Loader(LoaderOptions options) : opts_(std::move(options)) {
+  source_ = open_source(opts_.url, opts_.source);
+  init();
+}
+
+Loader::Loader(LoaderOptions options, std::unique_ptr<Source> source)
+    : opts_(std::move(options)), source_(std::move(source)) {
+  if (!source_) throw ConfigError("loader: no source given");
+  init();
+}
+
+Loader::~Loader() { pipeline_.reset(); }
+
+void Loader::init() {
+  if (opts_.world_size < 1 || opts_.rank < 0 || opts_.rank >= opts_.world_size)
+    throw ConfigError("loader: rank " + std::to_string(opts_.rank) + " is outside world size " +
+                      std::to_string(opts_.world_size));
+  if (opts_.batch_size < 1) throw ConfigError("loader: batch size must be >= 1, got " + std::to_string(opts_.batch_size));
+  if (opts_.lookahead_bytes < 0) throw ConfigError("loader: look-ahead bytes must be >= 0");
+  cache_ = std::make_unique<ShardCache>(
+      *source_, ShardCacheOptions{opts_.cache_dir, opts_.cache_bytes, opts_.lifetime});
+  const Manifest& m = cache_->manifest();
+  for (auto& f : m.schema) {
+    const NormalizeU8* norm = nullptr;
+    for (auto& n : opts_.normalize)
+      if (n.field == f.name) norm = &n;
+    transforms_.emplace_back(f, norm);
+  }
+  for (auto& n : opts_.normalize) m.field(n.field);  // throws for an unknown field name
+  for (auto& s : m.shards) shard_samples_.push_back(s.samples);
+  if (batches_per_epoch() == 0)
+    throw ConfigError("loader: dataset " + opts_.url + " has " + std::to_string(m.total_samples()) +
+                      " samples, fewer than one global batch of " + std::to_string(global_batch()));
+  int64_t need = required_cache_bytes(0);
+  if (opts_.cache_bytes < need)
+    throw ConfigError("loader: cache capacity " + std::to_string(opts_.cache_bytes) + " bytes is smaller than the " +
+                      std::to_string(need) + " bytes that must be in the cache at once (look-ahead " +
+                      std::to_string(opts_.lookahead_bytes) + " + shards in use by " + std::to_string(ring()) +
+                      " batches, x" + std::to_string(opts_.local_ranks) + " local ranks)");
+}
+
+int Loader::ring() const { return opts_.ring_batches > 0 ? opts_.ring_batches : opts_.decode_threads + 2; }
+
+OrderOptions Loader::order_options() const {
+  OrderOptions o;
+  o.seed = opts_.seed;
+  o.global_batch = global_batch();
+  o.shuffle_window = opts_.shuffle_window;
+  o.shuffle = opts_.shuffle;
+  o.remainder = opts_.remainder;
+  return o;
+}
+
+std::vector<SampleRef> Loader::rank_order_of(int64_t epoch, int64_t first_step) const {
+  auto global = global_order(shard_samples_, order_options(), epoch);
+  return rank_order(global, global_batch(), opts_.world_size, opts_.rank, first_step);
+}
+
+int64_t Loader::batches_per_epoch() const {
+  int64_t total = 0;
+  for (auto n : shard_samples_) total += n;
+  return global_batches(total, order_options());
+}
+
+int64_t Loader::required_cache_bytes(int64_t epoch) const {
+  StagingPlan plan(rank_order_of(epoch, 0), cache_->manifest());
+  int64_t in_use = plan.max_bytes_in_span(static_cast<int64_t>(ring()) * opts_.batch_size);
+  return (in_use + opts_.lookahead_bytes) * std::max(opts_.local_ranks, 1);
+}
+
+void Loader::start_at(int64_t epoch, int64_t step) {
+  pipeline_.reset();
+  epoch_ = epoch;
+  start_step_ = step;
+  started_ = true;
+  // The next epoch's first uses let eviction keep what the next epoch opens with.
+  auto next = rank_order_of(epoch + 1, 0);
+  next_epoch_first_use_.assign(shard_samples_.size(), -1);
+  for (size_t p = next.size(); p-- > 0;) next_epoch_first_use_[static_cast<size_t>(next[p].shard)] = static_cast<int64_t>(p);
+  PipelineConfig cfg;
+  cfg.batch = opts_.batch_size;
+  cfg.lookahead_bytes = opts_.lookahead_bytes;
+  cfg.staging_threads = opts_.staging_threads;
+  cfg.decode_threads = opts_.decode_threads;
+  cfg.ring = ring();
+  cfg.next_epoch_first_use = next_epoch_first_use_;
+  pipeline_ = std::make_unique<PrefetchPipeline>(*cache_, cache_->manifest().schema, transforms_,
+                                                 rank_order_of(epoch, step), cfg);
+}
+
+void Loader::start_epoch(int64_t epoch) {
+  if (epoch < 0) throw ConfigError("loader: epoch must be >= 0");
+  int64_t need = required_cache_bytes(epoch);
+  if (opts_.cache_bytes < need)
+    throw ConfigError("loader: cache capacity " + std::to_string(opts_.cache_bytes) + " bytes is smaller than the " +
+                      std::to_string(need) + " bytes epoch " + std::to_string(epoch) + " needs in the cache at once");
+  reset_metrics();
+  start_at(epoch, 0);
+}
+
+void Loader::reset_metrics() {
+  auto& st = source_->stats();
+  auto& cs = cache_->stats();
+  wait_s_ = 0;
+  base_requests_ = st.requests;
+  base_bytes_ = st.bytes;
+  base_retries_ = st.retries;
+  base_hits_ = cs.hits;
+  base_misses_ = cs.misses;
+  base_evictions_ = cs.evictions;
+  base_refetches_ = cs.refetches;
+  staged_before_ = 0;
+}
+
+bool Loader::next(HostBatch& out) {
+  if (!started_) start_epoch(0);
+  return pipeline_->next(out, &wait_s_);
+}
+
+SourcePosition Loader::position() const {
+  int64_t step = start_step_ + (pipeline_ ? pipeline_->consumed() : 0);
+  return SourcePosition{{"epoch", epoch_},
+                        {"step", step},
+                        {"seed", static_cast<int64_t>(opts_.seed)},
+                        {"global_batch", global_batch()},
+                        {"world_size", opts_.world_size},
+                        {"rank", opts_.rank}};
+}
+
+void Loader::restore(const SourcePosition& pos) {
+  auto get = [&](const char* key) {
+    auto it = pos.find(key);
+    if (it == pos.end()) throw ConfigError(std::string("loader: position has no '") + key + "'");
+    return it->second;
+  };
+  int64_t epoch = get("epoch"), step = get("step");
+  if (get("seed") != static_cast<int64_t>(opts_.seed))
+    throw ConfigError("loader: position was saved with seed " + std::to_string(get("seed")) + ", this run has seed " +
+                      std::to_string(opts_.seed));
+  if (get("global_batch") != global_batch())
+    throw ConfigError("loader: position was saved with global batch " + std::to_string(get("global_batch")) +
+                      ", this run has " + std::to_string(global_batch()) + " (batch size x world size)");
+  if (epoch < 0 || step < 0 || step > batches_per_epoch())
+    throw ConfigError("loader: position step " + std::to_string(step) + " is outside epoch of " +
+                      std::to_string(batches_per_epoch()) + " steps");
+  reset_metrics();  // figures restart with the resumed part of the epoch
+  start_at(epoch, step);
+}
+
+DataMetrics Loader::metrics() const {
+  DataMetrics m;
+  auto& st = source_->stats();
+  auto& cs = cache_->stats();
+  m.wait_seconds = wait_s_;
+  m.batches = pipeline_ ? pipeline_->consumed() : 0;
+  m.samples = m.batches * opts_.batch_size;
+  int64_t per_sample = 0;
+  for (auto& t : transforms_) per_sample += t.out_bytes();
+  m.sample_bytes = m.samples * per_sample;
+  m.shards_staged = staged_before_ + (pipeline_ ? pipeline_->uses_staged() : 0);
+  m.cache_hits = cs.hits - base_hits_;
+  m.cache_misses = cs.misses - base_misses_;
+  m.remote_requests = st.requests - base_requests_;
+  m.remote_bytes = st.bytes - base_bytes_;
+  m.retries = (st.retries - base_retries_) + (cs.refetches - base_refetches_);
+  m.evictions = cs.evictions - base_evictions_;
+  return m;
+}
+
+}  // namespace strata::data
