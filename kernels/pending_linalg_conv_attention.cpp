@@ -6,16 +6,6 @@
 
 namespace strata {
 
-void reference::matmul_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("matmul: not implemented yet"); }
-void reference::matmul_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("matmul: not implemented yet"); }
-void cpu::matmul_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("matmul: not implemented yet"); }
-void cpu::matmul_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("matmul: not implemented yet"); }
-std::vector<OutputSpec> shape::matmul_infer(const std::vector<OutputSpec>&, const OpAttrs&) { throw Error("matmul: not implemented yet"); }
-void reference::linear_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("linear: not implemented yet"); }
-void reference::linear_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("linear: not implemented yet"); }
-void cpu::linear_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("linear: not implemented yet"); }
-void cpu::linear_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("linear: not implemented yet"); }
-std::vector<OutputSpec> shape::linear_infer(const std::vector<OutputSpec>&, const OpAttrs&) { throw Error("linear: not implemented yet"); }
 void reference::conv2d_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("conv2d: not implemented yet"); }
 void reference::conv2d_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("conv2d: not implemented yet"); }
 void cpu::conv2d_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("conv2d: not implemented yet"); }

@@ -1,0 +1,20 @@
+// The one single-precision GEMM entry point of the CPU backend: matmul, linear,
+// conv2d and sdpa all go through it, and strata-bench gemm measures it.
+#pragma once
+#include <cstdint>
+
+namespace strata::cpu {
+
+// C[m,n] = alpha * op(A) op(B) + beta * C, all row-major with leading dimensions
+// (elements between rows); op(X) = X^T when trans_x. beta == 0 ignores C's old
+// contents (NaN included). Multithreaded over num_threads() when called outside a
+// parallel region; single-threaded when called from inside one (batched callers
+// parallelise over the batch instead).
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+          const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
+// Flop count below which a batch of GEMMs is better run one per thread than each
+// multithreaded inside (Eigen's own threading pays off only for large products).
+inline constexpr int64_t kGemmParallelFlops = int64_t{1} << 22;
+
+}  // namespace strata::cpu
