@@ -1,0 +1,206 @@
+// ShardCache against real files and real processes: verified atomic admission,
+// refetch-once on a bad checksum, one download per shard per node across forked
+// processes, recovery after SIGKILL mid-download, Belady eviction that never
+// touches a pinned shard, lifetimes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+#include "core/error.h"
+#include "data/shard_cache.h"
+#include "loader_test_util.h"
+
+using namespace strata::data;
+using namespace strata::data::testing;
+
+namespace {
+
+int count_files(const fs::path& dir) {
+  int n = 0;
+  for (auto& e : fs::directory_iterator(dir)) n += e.is_regular_file();
+  return n;
+}
+
+ShardCacheOptions cache_opts(const fs::path& dir, int64_t cap, CacheLifetime life = CacheLifetime::kJob) {
+  ShardCacheOptions o;
+  o.dir = dir;
+  o.capacity_bytes = cap;
+  o.lifetime = life;
+  return o;
+}
+
+}  // namespace
+
+TEST(ShardCache, DownloadsVerifiesAndHitsAfterwards) {
+  auto root = scratch_dir("basic");
+  Manifest m = make_dataset(root / "ds", 3, 50);
+  HookedSource src(root / "ds");
+  ShardCache cache(src, cache_opts(root / "cache", 1 << 30));
+  EXPECT_EQ(cache.manifest().shards.size(), 3u);
+  for (int round = 0; round < 2; ++round)
+    for (auto& s : m.shards) {
+      auto pin = cache.acquire(s);
+      EXPECT_EQ(checksum_file(pin.path().string()), s.checksum);
+    }
+  EXPECT_EQ(cache.stats().misses.load(), 3);
+  EXPECT_EQ(cache.stats().hits.load(), 3);
+  EXPECT_EQ(src.stats().requests.load(), 4);  // manifest + 3 shards
+  EXPECT_EQ(cache.usage_bytes(), m.total_bytes());
+}
+
+TEST(ShardCache, ChecksumMismatchIsFetchedAgainOnce) {
+  auto root = scratch_dir("refetch");
+  Manifest m = make_dataset(root / "ds", 2, 50);
+  HookedSource src(root / "ds");
+  src.after_download = [](const std::string& key, const fs::path& dest, int n) {
+    if (key == "shard-1.h5" && n == 0) flip_byte(dest, 100);  // the first copy arrives damaged
+  };
+  ShardCache cache(src, cache_opts(root / "cache", 1 << 30));
+  auto pin = cache.acquire(m.shards[1]);
+  EXPECT_EQ(checksum_file(pin.path().string()), m.shards[1].checksum);
+  EXPECT_EQ(cache.stats().refetches.load(), 1);
+  EXPECT_EQ(src.stats().requests.load(), 3);  // manifest + 2 tries
+}
+
+TEST(ShardCache, ChecksumMismatchTwiceIsAnErrorNamingTheShard) {
+  auto root = scratch_dir("badsum");
+  Manifest m = make_dataset(root / "ds", 2, 50);
+  HookedSource src(root / "ds");
+  src.after_download = [](const std::string&, const fs::path& dest, int) { flip_byte(dest, 100); };
+  ShardCache cache(src, cache_opts(root / "cache", 1 << 30));
+  try {
+    cache.acquire(m.shards[0]);
+    FAIL() << "a shard that never matches its checksum was admitted";
+  } catch (const strata::IoError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("shard-0.h5"), std::string::npos) << what;
+    EXPECT_NE(what.find(m.shards[0].checksum), std::string::npos) << what;
+  }
+  EXPECT_EQ(count_files(root / "cache" / "shards"), 0) << "nothing may pass for a shard";
+  EXPECT_EQ(count_files(root / "cache" / ".tmp"), 0);
+  EXPECT_EQ(count_files(root / "cache" / ".reserve"), 0);
+  EXPECT_EQ(src.stats().requests.load(), 3);  // manifest + exactly 2 tries
+}
+
+TEST(ShardCache, ManyProcessesDownloadEachShardOnce) {
+  auto root = scratch_dir("multiproc");
+  Manifest m = make_dataset(root / "ds", 6, 50);
+  const int kProcs = 4;
+  auto codes = run_children(kProcs, [&](int i, const std::function<void()>& ready) {
+    HookedSource src(root / "ds");
+    // A slow download keeps the others waiting on the lock while it runs.
+    src.after_download = [](const std::string&, const fs::path&, int) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    };
+    ShardCache cache(src, cache_opts(root / "cache", 1 << 30));
+    ready();
+    std::vector<size_t> order(m.shards.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::rotate(order.begin(), order.begin() + i, order.end());  // each starts elsewhere
+    for (auto s : order) {
+      auto pin = cache.acquire(m.shards[s]);
+      if (checksum_file(pin.path().string()) != m.shards[s].checksum) return 2;
+    }
+    write_count(root / ("requests." + std::to_string(i)), src.stats().requests);
+    return 0;
+  });
+  ASSERT_EQ(codes, std::vector<int>(kProcs, 0));
+  int64_t total = 0;
+  for (int i = 0; i < kProcs; ++i) total += read_count(root / ("requests." + std::to_string(i)));
+  EXPECT_EQ(total, static_cast<int64_t>(m.shards.size()) + 1) << "one GET per shard plus the manifest, per node";
+  EXPECT_FALSE(fs::exists(root / "cache" / "manifest.json")) << "job lifetime: the last process empties the cache";
+  EXPECT_EQ(count_files(root / "cache" / "shards"), 0);
+}
+
+TEST(ShardCache, KillMidDownloadLeavesNoShardAndTheNextRunRecovers) {
+  auto root = scratch_dir("kill");
+  Manifest m = make_dataset(root / "ds", 2, 400);
+  int sync[2];
+  ASSERT_EQ(::pipe(sync), 0);
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::close(sync[0]);
+    HookedSource src(root / "ds");
+    src.during_download = [&](const std::string&, const fs::path&) {
+      char c = 1;
+      (void)!::write(sync[1], &c, 1);  // half the shard is on disk: tell the parent
+      for (;;) ::pause();              // ...and hang until killed
+    };
+    ShardCache cache(src, cache_opts(root / "cache", 1 << 30, CacheLifetime::kPersistent));
+    cache.acquire(m.shards[0]);
+    ::_exit(0);
+  }
+  ::close(sync[1]);
+  char c;
+  ASSERT_EQ(::read(sync[0], &c, 1), 1) << "the child never started its download";
+  ::kill(child, SIGKILL);
+  int st = 0;
+  ::waitpid(child, &st, 0);
+  ASSERT_TRUE(WIFSIGNALED(st));
+
+  EXPECT_EQ(count_files(root / "cache" / "shards"), 0) << "a half download must not pass for a shard";
+  EXPECT_EQ(count_files(root / "cache" / ".tmp"), 1) << "the partial download is there, under its temp name";
+  EXPECT_EQ(count_files(root / "cache" / ".reserve"), 1);
+
+  HookedSource src(root / "ds");
+  ShardCache cache(src, cache_opts(root / "cache", 1 << 30, CacheLifetime::kPersistent));
+  EXPECT_EQ(count_files(root / "cache" / ".tmp"), 0) << "the dead process's temp file is removed at start";
+  EXPECT_EQ(count_files(root / "cache" / ".reserve"), 0);
+  auto pin = cache.acquire(m.shards[0]);  // the dead process's lock died with it: no hang
+  EXPECT_EQ(checksum_file(pin.path().string()), m.shards[0].checksum);
+  EXPECT_EQ(cache.usage_bytes(), m.shards[0].bytes);
+}
+
+TEST(ShardCache, EvictsTheFarthestNextUseAndNeverAPinnedShard) {
+  auto root = scratch_dir("evict");
+  Manifest m = make_dataset(root / "ds", 5, 50);  // equal-sized shards
+  const int64_t shard = m.shards[0].bytes;
+  for (auto& s : m.shards) ASSERT_EQ(s.bytes, shard);
+  HookedSource src(root / "ds");
+  ShardCache cache(src, cache_opts(root / "cache", 3 * shard));
+  std::map<std::string, int64_t> next = {{"shard-0.h5", 50}, {"shard-1.h5", 900}, {"shard-2.h5", 10},
+                                         {"shard-3.h5", 5}, {"shard-4.h5", 1}};
+  cache.set_next_use([&](const std::string& n) { return next.at(n); });
+  cache.acquire(m.shards[0]);
+  auto pinned = cache.acquire(m.shards[1]);  // farthest, but in use
+  cache.acquire(m.shards[2]);
+  cache.acquire(m.shards[3]);  // full: shard-0 (50) goes, shard-1 is pinned
+  EXPECT_TRUE(fs::exists(cache.shard_path("shard-1.h5")));
+  EXPECT_FALSE(fs::exists(cache.shard_path("shard-0.h5")));
+  EXPECT_TRUE(fs::exists(cache.shard_path("shard-2.h5")));
+  pinned = {};
+  cache.acquire(m.shards[4]);  // now shard-1 (900) is free and farthest
+  EXPECT_FALSE(fs::exists(cache.shard_path("shard-1.h5")));
+  EXPECT_TRUE(fs::exists(cache.shard_path("shard-2.h5")));
+  EXPECT_TRUE(fs::exists(cache.shard_path("shard-3.h5")));
+  EXPECT_EQ(cache.stats().evictions.load(), 2);
+  EXPECT_LE(cache.usage_bytes(), 3 * shard);
+}
+
+TEST(ShardCache, PersistentCacheReverifiesAtStart) {
+  auto root = scratch_dir("persist");
+  Manifest m = make_dataset(root / "ds", 3, 50);
+  {
+    HookedSource src(root / "ds");
+    ShardCache cache(src, cache_opts(root / "cache", 1 << 30, CacheLifetime::kPersistent));
+    for (auto& s : m.shards) cache.acquire(s);
+  }
+  ASSERT_EQ(count_files(root / "cache" / "shards"), 3) << "persistent: kept after the job";
+  flip_byte(root / "cache" / "shards" / "shard-2.h5", 200);  // bit rot while nobody ran
+  HookedSource src(root / "ds");
+  ShardCache cache(src, cache_opts(root / "cache", 1 << 30, CacheLifetime::kPersistent));
+  EXPECT_EQ(count_files(root / "cache" / "shards"), 2) << "the damaged shard is removed at start";
+  for (auto& s : m.shards) cache.acquire(s);
+  EXPECT_EQ(cache.stats().misses.load(), 1);
+  EXPECT_EQ(src.stats().requests.load(), 2);  // manifest refresh + the damaged shard
+}
+
+TEST(ShardCache, ShardLargerThanCapacityIsAConfigError) {
+  auto root = scratch_dir("toosmall");
+  Manifest m = make_dataset(root / "ds", 1, 50);
+  HookedSource src(root / "ds");
+  ShardCache cache(src, cache_opts(root / "cache", m.shards[0].bytes - 1));
+  EXPECT_THROW(cache.acquire(m.shards[0]), strata::ConfigError);
+}
