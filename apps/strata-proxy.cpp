@@ -1,0 +1,284 @@
+// strata-proxy: a TCP proxy in front of an HTTP server (the test RGW) that adds
+// latency and injects failures, for tests and benchmarks of the S3 client.
+// One thread per client connection; requests are parsed just enough (request
+// line, headers, Content-Length body) to count them on keep-alive connections.
+// Responses are not parsed: bytes from the server are pumped to the client.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace {
+
+const char* kUsage = R"(usage: strata-proxy --listen HOST:PORT --target HOST:PORT [options]
+
+Forwards TCP connections from --listen to --target (an HTTP/1.1 server such as
+the test RGW). Prints "listening on PORT" once ready (PORT 0 picks a free port
+and prints it), then serves until SIGTERM or SIGINT.
+
+  --delay-ms N       sleep N ms before forwarding the first bytes of each
+                     request to the target, and N ms before forwarding the first
+                     bytes of each response to the client: every request gets
+                     about 2*N ms of extra latency
+  --fail-first N     answer the first N requests (counted over all connections)
+                     with --fail-status and an S3 XML error body, without
+                     forwarding them; the connection stays open
+  --fail-status S    status for --fail-first (default 503, code SlowDown)
+  --drop-first N     after the --fail-first ones, close the connection of the
+                     next N requests after reading the request, answering nothing
+  --help             this text
+Requests must carry their body with Content-Length (chunked request bodies are
+answered 501). Counters are printed to stderr at exit.
+)";
+
+struct Config {
+  std::string listen_host = "127.0.0.1", target_host = "127.0.0.1";
+  int listen_port = -1, target_port = -1;
+  int delay_ms = 0, fail_first = 0, fail_status = 503, drop_first = 0;
+};
+
+Config cfg;
+std::atomic<int> request_count{0}, failed{0}, dropped{0}, forwarded{0};
+std::atomic<bool> stopping{false};
+
+void on_signal(int) { stopping = true; }
+
+bool parse_hostport(const std::string& s, std::string& host, int& port) {
+  const auto c = s.rfind(':');
+  if (c == std::string::npos) return false;
+  host = s.substr(0, c);
+  port = std::atoi(s.c_str() + c + 1);
+  return !host.empty() && port >= 0 && port < 65536;
+}
+
+bool send_all(int fd, const char* p, size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+void sleep_ms(int ms) {
+  if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
+
+int connect_to(const std::string& host, int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  if (fd < 0 || ::inet_pton(AF_INET, host.c_str(), &a.sin_addr) != 1 ||
+      ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    if (fd >= 0) ::close(fd);
+    return -1;
+  }
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return fd;
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// One client connection. `pending_delay` tells the server->client pump to sleep
+// before the next bytes it forwards (the start of a response).
+class Connection {
+ public:
+  explicit Connection(int client) : client_(client) {}
+
+  void run() {
+    std::string buf;
+    char tmp[65536];
+    for (;;) {
+      size_t end;
+      while ((end = buf.find("\r\n\r\n")) == std::string::npos) {
+        const ssize_t r = ::recv(client_, tmp, sizeof tmp, 0);
+        if (r <= 0) return finish();
+        buf.append(tmp, static_cast<size_t>(r));
+      }
+      const std::string head = buf.substr(0, end + 4);
+      buf.erase(0, end + 4);
+      const std::string h = lower(head);
+      size_t body = 0;
+      if (auto p = h.find("\r\ncontent-length:"); p != std::string::npos) body = std::strtoull(h.c_str() + p + 17, nullptr, 10);
+      const bool expect = h.find("\r\nexpect: 100-continue") != std::string::npos;
+      const int n = ++request_count;
+      if (h.find("\r\ntransfer-encoding: chunked") != std::string::npos) {
+        reply(501, "NotImplemented", "strata-proxy does not forward chunked request bodies", true);
+        return finish();
+      }
+      if (n <= cfg.fail_first) {
+        ++failed;
+        // With Expect: 100-continue the client never sends the body after an
+        // early final answer, so the connection cannot be reused: close it.
+        if (!expect && !skip(buf, body)) return finish();
+        reply(cfg.fail_status, cfg.fail_status == 503 ? "SlowDown" : "InjectedFailure",
+              "failure injected by strata-proxy", expect);
+        if (expect) return finish();
+        continue;
+      }
+      if (n <= cfg.fail_first + cfg.drop_first) {
+        ++dropped;
+        if (!expect) skip(buf, body);
+        return finish();
+      }
+      ++forwarded;
+      if (server_ < 0 && !open_server()) {
+        reply(502, "BadGateway", "strata-proxy cannot connect to the target", true);
+        return finish();
+      }
+      sleep_ms(cfg.delay_ms);
+      pending_delay_ = true;
+      if (!send_all(server_, head.data(), head.size())) return finish();
+      // Stream the body (what is already buffered, then the rest as it comes).
+      size_t left = body;
+      const size_t have = std::min(left, buf.size());
+      if (!send_all(server_, buf.data(), have)) return finish();
+      buf.erase(0, have);
+      left -= have;
+      while (left > 0) {
+        const ssize_t r = ::recv(client_, tmp, std::min(sizeof tmp, left), 0);
+        if (r <= 0 || !send_all(server_, tmp, static_cast<size_t>(r))) return finish();
+        left -= static_cast<size_t>(r);
+      }
+    }
+  }
+
+ private:
+  bool open_server() {
+    server_ = connect_to(cfg.target_host, cfg.target_port);
+    if (server_ < 0) return false;
+    pump_ = std::thread([this] {
+      char b[65536];
+      for (;;) {
+        const ssize_t r = ::recv(server_, b, sizeof b, 0);
+        if (r <= 0) break;
+        if (pending_delay_.exchange(false)) sleep_ms(cfg.delay_ms);
+        std::lock_guard<std::mutex> lock(write_mu_);
+        if (!send_all(client_, b, static_cast<size_t>(r))) break;
+      }
+      ::shutdown(client_, SHUT_RDWR);  // the server closed: so does the client side
+    });
+    return true;
+  }
+
+  // Reads and discards `n` body bytes (part of them already in buf).
+  bool skip(std::string& buf, size_t n) {
+    const size_t have = std::min(n, buf.size());
+    buf.erase(0, have);
+    n -= have;
+    char tmp[65536];
+    while (n > 0) {
+      const ssize_t r = ::recv(client_, tmp, std::min(sizeof tmp, n), 0);
+      if (r <= 0) return false;
+      n -= static_cast<size_t>(r);
+    }
+    return true;
+  }
+
+  void reply(int status, const std::string& code, const std::string& message, bool close) {
+    const std::string id = "strata-proxy-" + std::to_string(request_count.load());
+    const std::string body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>" + code + "</Code><Message>" +
+                             message + "</Message><RequestId>" + id + "</RequestId></Error>";
+    const std::string resp = "HTTP/1.1 " + std::to_string(status) + " Injected\r\nContent-Type: application/xml\r\n" +
+                             "x-amz-request-id: " + id + "\r\nContent-Length: " + std::to_string(body.size()) +
+                             "\r\nConnection: " + (close ? "close" : "keep-alive") + "\r\n\r\n" + body;
+    std::lock_guard<std::mutex> lock(write_mu_);
+    send_all(client_, resp.data(), resp.size());
+  }
+
+  void finish() {
+    ::shutdown(client_, SHUT_RDWR);
+    if (server_ >= 0) ::shutdown(server_, SHUT_RDWR);
+    if (pump_.joinable()) pump_.join();
+    if (server_ >= 0) ::close(server_);
+    ::close(client_);
+  }
+
+  int client_, server_ = -1;
+  std::thread pump_;
+  std::mutex write_mu_;
+  std::atomic<bool> pending_delay_{false};
+};
+
+int parse_args(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    }
+    if (i + 1 >= argc) return std::fprintf(stderr, "strata-proxy: %s needs a value\n", a.c_str()), 2;
+    const std::string v = argv[++i];
+    bool ok = true;
+    if (a == "--listen") ok = parse_hostport(v, cfg.listen_host, cfg.listen_port);
+    else if (a == "--target") ok = parse_hostport(v, cfg.target_host, cfg.target_port);
+    else if (a == "--delay-ms") cfg.delay_ms = std::atoi(v.c_str());
+    else if (a == "--fail-first") cfg.fail_first = std::atoi(v.c_str());
+    else if (a == "--fail-status") cfg.fail_status = std::atoi(v.c_str());
+    else if (a == "--drop-first") cfg.drop_first = std::atoi(v.c_str());
+    else return std::fprintf(stderr, "strata-proxy: unknown option %s (see --help)\n", a.c_str()), 2;
+    if (!ok) return std::fprintf(stderr, "strata-proxy: %s needs HOST:PORT, got '%s'\n", a.c_str(), v.c_str()), 2;
+  }
+  if (cfg.listen_port < 0 || cfg.target_port <= 0)
+    return std::fprintf(stderr, "strata-proxy: --listen and --target are required (see --help)\n"), 2;
+  if (cfg.fail_status < 100 || cfg.fail_status > 599)
+    return std::fprintf(stderr, "strata-proxy: --fail-status must be an HTTP status\n"), 2;
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (int rc = parse_args(argc, argv)) return rc;
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  const int ls = ::socket(AF_INET, SOCK_STREAM, 0);
+  int one = 1;
+  ::setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(cfg.listen_port));
+  socklen_t len = sizeof a;
+  if (::inet_pton(AF_INET, cfg.listen_host.c_str(), &a.sin_addr) != 1 ||
+      ::bind(ls, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(ls, 128) != 0 ||
+      ::getsockname(ls, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    std::fprintf(stderr, "strata-proxy: cannot listen on %s:%d: %s\n", cfg.listen_host.c_str(), cfg.listen_port,
+                 std::strerror(errno));
+    return 1;
+  }
+  std::printf("listening on %d\n", ntohs(a.sin_port));
+  std::fflush(stdout);
+  while (!stopping) {
+    pollfd p{ls, POLLIN, 0};
+    if (::poll(&p, 1, 200) <= 0) continue;
+    const int c = ::accept(ls, nullptr, nullptr);
+    if (c < 0) continue;
+    ::setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    std::thread([c] {
+      Connection conn(c);
+      conn.run();
+    }).detach();
+  }
+  std::fprintf(stderr, "strata-proxy: %d requests: %d forwarded, %d failed (injected), %d dropped\n",
+               request_count.load(), forwarded.load(), failed.load(), dropped.load());
+  return 0;
+}
