@@ -6,16 +6,6 @@
 
 namespace strata {
 
-void reference::batch_norm_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("batch_norm: not implemented yet"); }
-void reference::batch_norm_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("batch_norm: not implemented yet"); }
-void cpu::batch_norm_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("batch_norm: not implemented yet"); }
-void cpu::batch_norm_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("batch_norm: not implemented yet"); }
-std::vector<OutputSpec> shape::batch_norm_infer(const std::vector<OutputSpec>&, const OpAttrs&) { throw Error("batch_norm: not implemented yet"); }
-void reference::layer_norm_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("layer_norm: not implemented yet"); }
-void reference::layer_norm_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("layer_norm: not implemented yet"); }
-void cpu::layer_norm_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("layer_norm: not implemented yet"); }
-void cpu::layer_norm_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("layer_norm: not implemented yet"); }
-std::vector<OutputSpec> shape::layer_norm_infer(const std::vector<OutputSpec>&, const OpAttrs&) { throw Error("layer_norm: not implemented yet"); }
 void reference::embedding_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("embedding: not implemented yet"); }
 void reference::embedding_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("embedding: not implemented yet"); }
 void cpu::embedding_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("embedding: not implemented yet"); }

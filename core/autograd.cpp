@@ -1,0 +1,115 @@
+#include "core/autograd.h"
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/error.h"
+#include "kernels/parallel.h"
+
+namespace strata {
+
+namespace {
+thread_local bool g_grad_enabled = true;
+}
+
+bool grad_enabled() { return g_grad_enabled; }
+NoGradGuard::NoGradGuard() : prev_(g_grad_enabled) { g_grad_enabled = false; }
+NoGradGuard::~NoGradGuard() { g_grad_enabled = prev_; }
+
+void record(Tensor& out, std::shared_ptr<Node> node) {
+  bool any = false;
+  node->needs_grad.resize(node->inputs.size());
+  for (size_t i = 0; i < node->inputs.size(); ++i) {
+    bool n = node->needs_grad[i] && tracks_grad(node->inputs[i]);
+    node->needs_grad[i] = n;
+    any = any || n;
+  }
+  if (!any || !grad_enabled()) return;
+  out.impl()->requires_grad = true;
+  out.set_grad_fn(std::move(node));
+}
+
+void accumulate_into(Tensor& a, const Tensor& b) {
+  if (a.numel() != b.numel()) throw ShapeError("gradient accumulation: " + a.str() + " += " + b.str());
+  Tensor bb = b.dtype() == a.dtype() ? b.contiguous() : b.to(a.dtype());
+  if (a.dtype() == DType::f32) {
+    float* pa = a.data<float>();
+    const float* pb = bb.data<float>();
+    parallel_for(a.numel(), 1 << 16, [&](int64_t s, int64_t e) {
+      for (int64_t i = s; i < e; ++i) pa[i] += pb[i];
+    });
+    return;
+  }
+  auto va = a.to_float_vector(), vb = bb.to_float_vector();
+  for (size_t i = 0; i < va.size(); ++i) va[i] += vb[i];
+  a.copy_(Tensor::from_vector(va, a.shape()));
+}
+
+void run_backward(const Tensor& root, const Tensor& grad_in) {
+  if (!root.requires_grad())
+    throw Error("backward() on " + root.str() + ", which does not require grad (no parameter contributed to it)");
+  Tensor grad = grad_in;
+  if (!grad.defined()) {
+    if (root.numel() != 1) throw Error("backward() without a gradient needs a single-element tensor, got " + root.str());
+    grad = Tensor::ones(root.shape(), root.dtype());
+  }
+  if (!root.grad_fn()) {  // a leaf: its gradient is the seed
+    Tensor r = root;
+    if (r.grad().defined()) {
+      Tensor g = r.grad();
+      accumulate_into(g, grad);
+    } else {
+      r.set_grad(grad.to(root.dtype()));
+    }
+    return;
+  }
+  // topological order by iterative DFS (post-order)
+  std::vector<Node*> order;
+  std::unordered_set<Node*> seen;
+  std::vector<std::pair<Node*, size_t>> stack{{root.grad_fn().get(), 0}};
+  seen.insert(root.grad_fn().get());
+  while (!stack.empty()) {
+    auto& [n, i] = stack.back();
+    if (i < n->inputs.size()) {
+      const Tensor& in = n->inputs[i++];
+      if (in.defined() && in.grad_fn() && !seen.count(in.grad_fn().get())) {
+        seen.insert(in.grad_fn().get());
+        stack.push_back({in.grad_fn().get(), 0});
+      }
+    } else {
+      order.push_back(n);
+      stack.pop_back();
+    }
+  }
+  std::unordered_map<Node*, Tensor> grads;
+  grads[root.grad_fn().get()] = grad;
+  std::vector<std::shared_ptr<Node>> keep;  // nodes stay alive until the pass ends
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    Node* n = *it;
+    auto g = grads.find(n);
+    if (g == grads.end()) continue;  // contributes nothing to root
+    Tensor gout = g->second;
+    grads.erase(g);
+    auto gin = n->apply(gout);
+    for (size_t i = 0; i < n->inputs.size(); ++i) {
+      if (i >= gin.size() || !gin[i].defined() || !n->needs_grad[i]) continue;
+      Tensor in = n->inputs[i];
+      if (in.grad_fn()) {
+        keep.push_back(in.grad_fn());
+        auto& slot = grads[in.grad_fn().get()];
+        if (!slot.defined()) slot = gin[i];
+        else {
+          if (slot.same(gin[i])) slot = slot.clone();
+          accumulate_into(slot, gin[i]);
+        }
+      } else if (in.requires_grad()) {
+        Tensor existing = in.grad();
+        if (!existing.defined()) in.set_grad(gin[i].dtype() == in.dtype() ? gin[i].contiguous() : gin[i].to(in.dtype()));
+        else accumulate_into(existing, gin[i]);
+      }
+    }
+    n->release();
+  }
+}
+
+}  // namespace strata

@@ -1,0 +1,108 @@
+// Tensor: a dtype, a shape and strides over shared Storage, plus what autograd
+// needs (requires_grad, the accumulated gradient, the node that produced it).
+// Tensors are cheap handles: copies share the same data.
+#pragma once
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/storage.h"
+#include "kernels/dtype.h"
+#include "kernels/tensor_view.h"
+
+namespace strata {
+
+class Node;
+class Generator;
+struct TensorImpl;
+
+class Tensor {
+ public:
+  Tensor() = default;
+
+  // ---- construction
+  static Tensor empty(const Shape& shape, DType dtype = DType::f32);  // zero-filled
+  static Tensor zeros(const Shape& shape, DType dtype = DType::f32) { return empty(shape, dtype); }
+  static Tensor full(const Shape& shape, double value, DType dtype = DType::f32);
+  static Tensor ones(const Shape& shape, DType dtype = DType::f32) { return full(shape, 1.0, dtype); }
+  static Tensor scalar(double value, DType dtype = DType::f32) { return full({}, value, dtype); }
+  // Copies `values` (converted to dtype); values.size() must equal the shape's numel.
+  static Tensor from_vector(const std::vector<float>& values, const Shape& shape, DType dtype = DType::f32);
+  static Tensor from_vector_i64(const std::vector<int64_t>& values, const Shape& shape);
+  static Tensor uniform(const Shape& shape, double lo, double hi, Generator& gen, DType dtype = DType::f32);
+  static Tensor normal(const Shape& shape, double mean, double stddev, Generator& gen, DType dtype = DType::f32);
+
+  // ---- metadata
+  bool defined() const { return impl_ != nullptr; }
+  const Shape& shape() const;
+  const std::vector<int64_t>& strides() const;
+  int64_t size(int64_t dim) const;
+  int64_t dim() const;
+  int64_t numel() const;
+  DType dtype() const;
+  Device device() const { return Device::cpu; }
+  bool is_contiguous() const;
+  std::string str() const;  // "Tensor[f32, [2, 3]]"
+
+  // ---- data
+  void* raw_data();  // first element (offset applied)
+  const void* raw_data() const;
+  template <typename T> T* data() { return static_cast<T*>(raw_data()); }
+  template <typename T> const T* data() const { return static_cast<const T*>(raw_data()); }
+  // Values converted to float / double (a contiguous copy), and a single element.
+  std::vector<float> to_float_vector() const;
+  std::vector<int64_t> to_i64_vector() const;
+  double item() const;
+  TensorView view() const;  // requires contiguous
+  std::shared_ptr<Storage> storage() const;
+
+  // ---- copies and conversion (not recorded by autograd; see ops.h cast())
+  Tensor contiguous() const;
+  Tensor clone() const;
+  Tensor to(DType dtype) const;
+  void copy_(const Tensor& src);  // same numel; converts dtype
+  void fill_(double value);
+  void zero_() { fill_(0.0); }
+
+  // ---- views sharing storage
+  Tensor view_as_shape(const Shape& shape) const;  // contiguous only; same numel
+
+  // ---- autograd
+  bool requires_grad() const;
+  Tensor& set_requires_grad(bool r = true);
+  Tensor grad() const;            // undefined until backward() produced one
+  void set_grad(const Tensor& g);
+  void zero_grad();               // drops the gradient
+  const std::shared_ptr<Node>& grad_fn() const;
+  void set_grad_fn(std::shared_ptr<Node> fn);
+  Tensor detach() const;          // same data, no history
+  // Reverse-mode autodiff from this tensor (a scalar unless `grad` is given).
+  void backward(const Tensor& grad = Tensor()) const;
+
+  const std::string& name() const;
+  void set_name(const std::string& n);
+
+  TensorImpl* impl() const { return impl_.get(); }
+  bool same(const Tensor& o) const { return impl_ == o.impl_; }
+
+ private:
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+struct TensorImpl {
+  std::shared_ptr<Storage> storage;
+  int64_t offset = 0;  // in elements
+  DType dtype = DType::f32;
+  Shape shape;
+  std::vector<int64_t> strides;
+  bool requires_grad = false;
+  Tensor grad;
+  std::shared_ptr<Node> grad_fn;
+  std::string name;
+};
+
+std::vector<int64_t> contiguous_strides(const Shape& shape);
+
+}  // namespace strata

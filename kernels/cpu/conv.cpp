@@ -1,0 +1,160 @@
+// conv2d on f32 as im2col + GEMM, one image at a time. Forward: the image is
+// unfolded into col[C*kh*kw, Ho*Wo] (kh*kw times the input plane, written once and
+// read once by the GEMM), then y[n] = W[O, C*kh*kw] col + b. A 1x1 kernel with
+// stride 1 and no padding skips the unfolding: x[n] is already col. Backward:
+// dW = sum_n dy[n] col[n]^T (GEMM, the unfold redone rather than stored), db is a
+// row sum of dy, and dx[n] = col2im(W^T dy[n]) scatters dcol back into the plane.
+// With at least as many images as threads, images are split over threads (each
+// GEMM serial, private col buffers, per-thread dW partials summed under a lock);
+// with fewer, images run in turn and each GEMM uses all threads.
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
+#include "kernels/backends.h"
+#include "kernels/cpu/common.h"
+#include "kernels/cpu/gemm.h"
+
+namespace strata::cpu {
+namespace {
+
+struct ConvGeom {
+  int64_t n, c, h, w, o, kh, kw, ho, wo, sh, sw, ph, pw;
+  int64_t rows() const { return c * kh * kw; }  // col rows
+  int64_t plane() const { return ho * wo; }     // col columns
+  bool pointwise() const { return kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0; }
+};
+
+ConvGeom geom(const OpAttrs& a, const TensorView* in, const TensorView& out) {
+  return {in[0].size(0), in[0].size(1), in[0].size(2), in[0].size(3), in[1].size(0), in[1].size(2), in[1].size(3),
+          out.size(2),   out.size(3),   a.stride[0],   a.stride[1],   a.padding[0],  a.padding[1]};
+}
+
+// Output columns [lo, hi) whose input column j*s - p + k lies inside [0, size).
+inline void valid_range(int64_t out, int64_t size, int64_t s, int64_t p, int64_t k, int64_t& lo, int64_t& hi) {
+  lo = std::max<int64_t>(0, (p - k + s - 1) / s);
+  hi = std::min<int64_t>(out, (size - 1 + p - k) / s + 1);
+  if (size - 1 + p - k < 0) hi = 0;
+  if (hi < lo) hi = lo;
+}
+
+void im2col(const ConvGeom& g, const float* x, float* col) {
+  for (int64_t c = 0; c < g.c; ++c)
+    for (int64_t ki = 0; ki < g.kh; ++ki)
+      for (int64_t kj = 0; kj < g.kw; ++kj) {
+        float* dst = col + ((c * g.kh + ki) * g.kw + kj) * g.plane();
+        int64_t jlo, jhi;
+        valid_range(g.wo, g.w, g.sw, g.pw, kj, jlo, jhi);
+        for (int64_t i = 0; i < g.ho; ++i) {
+          float* row = dst + i * g.wo;
+          int64_t y = i * g.sh - g.ph + ki;
+          if (y < 0 || y >= g.h) {
+            std::fill(row, row + g.wo, 0.0f);
+            continue;
+          }
+          const float* src = x + (c * g.h + y) * g.w;
+          int64_t shift = kj - g.pw;
+          std::fill(row, row + jlo, 0.0f);
+          for (int64_t j = jlo; j < jhi; ++j) row[j] = src[j * g.sw + shift];
+          std::fill(row + jhi, row + g.wo, 0.0f);
+        }
+      }
+}
+
+// dx (zeroed here) += the scatter of dcol[C*kh*kw, Ho*Wo].
+void col2im(const ConvGeom& g, const float* col, float* dx) {
+  std::fill(dx, dx + g.c * g.h * g.w, 0.0f);
+  for (int64_t c = 0; c < g.c; ++c)
+    for (int64_t ki = 0; ki < g.kh; ++ki)
+      for (int64_t kj = 0; kj < g.kw; ++kj) {
+        const float* src = col + ((c * g.kh + ki) * g.kw + kj) * g.plane();
+        int64_t jlo, jhi;
+        valid_range(g.wo, g.w, g.sw, g.pw, kj, jlo, jhi);
+        for (int64_t i = 0; i < g.ho; ++i) {
+          int64_t y = i * g.sh - g.ph + ki;
+          if (y < 0 || y >= g.h) continue;
+          float* dst = dx + (c * g.h + y) * g.w;
+          int64_t shift = kj - g.pw;
+          const float* row = src + i * g.wo;
+          for (int64_t j = jlo; j < jhi; ++j) dst[j * g.sw + shift] += row[j];
+        }
+      }
+}
+
+// Runs fn(begin, end) over image ranges: split over threads when there are
+// enough images, otherwise one range (and multithreaded GEMMs inside).
+template <typename Fn>
+void over_images(int64_t n, Fn fn) {
+  parallel_for(n, n >= num_threads() ? 1 : n, fn);
+}
+
+}  // namespace
+
+void conv2d_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
+  auto g = geom(a, in, out[0]);
+  const float *x = F(in[0]), *w = F(in[1]), *b = F(in[2]);
+  float* y = F(out[0]);
+  over_images(g.n, [&](int64_t s, int64_t e) {
+    std::vector<float> col(g.pointwise() ? 0 : static_cast<size_t>(g.rows() * g.plane()));
+    for (int64_t n = s; n < e; ++n) {
+      const float* xn = x + n * g.c * g.h * g.w;
+      float* yn = y + n * g.o * g.plane();
+      for (int64_t o = 0; o < g.o; ++o) std::fill(yn + o * g.plane(), yn + (o + 1) * g.plane(), b[o]);
+      if (!g.pointwise()) im2col(g, xn, col.data());
+      gemm(false, false, g.o, g.plane(), g.rows(), 1.0f, w, g.rows(), g.pointwise() ? xn : col.data(), g.plane(), 1.0f,
+           yn, g.plane());
+    }
+  });
+}
+
+void conv2d_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& gout, TensorView* gin) {
+  auto g = geom(a, in, out[0]);
+  const float *x = F(in[0]), *w = F(in[1]), *dy = F(gout);
+  int64_t wsize = g.o * g.rows();
+  if (gin[1].defined()) std::fill(F(gin[1]), F(gin[1]) + wsize, 0.0f);
+  std::mutex dw_lock;
+  over_images(g.n, [&](int64_t s, int64_t e) {
+    bool whole = s == 0 && e == g.n;  // the only range: accumulate dW in place
+    std::vector<float> col(g.pointwise() ? 0 : static_cast<size_t>(g.rows() * g.plane()));
+    std::vector<float> dw_part(gin[1].defined() && !whole ? static_cast<size_t>(wsize) : 0);
+    float* dw = whole && gin[1].defined() ? F(gin[1]) : dw_part.data();
+    for (int64_t n = s; n < e; ++n) {
+      const float* xn = x + n * g.c * g.h * g.w;
+      const float* dyn = dy + n * g.o * g.plane();
+      if (gin[1].defined()) {  // dW[O, CKK] += dy[n][O, P] col[n]^T
+        if (!g.pointwise()) im2col(g, xn, col.data());
+        gemm(false, true, g.o, g.rows(), g.plane(), 1.0f, dyn, g.plane(), g.pointwise() ? xn : col.data(), g.plane(),
+             n == s ? (whole ? 1.0f : 0.0f) : 1.0f, dw, g.rows());
+      }
+      if (gin[0].defined()) {  // dcol[CKK, P] = W^T dy[n]
+        float* dxn = F(gin[0]) + n * g.c * g.h * g.w;
+        if (g.pointwise()) {
+          gemm(true, false, g.rows(), g.plane(), g.o, 1.0f, w, g.rows(), dyn, g.plane(), 0.0f, dxn, g.plane());
+        } else {
+          gemm(true, false, g.rows(), g.plane(), g.o, 1.0f, w, g.rows(), dyn, g.plane(), 0.0f, col.data(), g.plane());
+          col2im(g, col.data(), dxn);
+        }
+      }
+    }
+    if (gin[1].defined() && !whole) {
+      std::lock_guard<std::mutex> lock(dw_lock);
+      float* dst = F(gin[1]);
+      for (int64_t i = 0; i < wsize; ++i) dst[i] += dw_part[static_cast<size_t>(i)];
+    }
+  });
+  if (gin[2].defined()) {  // db[o] = sum over images and pixels of dy
+    float* db = F(gin[2]);
+    parallel_for(g.o, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, g.n * g.plane())), [&](int64_t s, int64_t e) {
+      for (int64_t o = s; o < e; ++o) {
+        double acc = 0;
+        for (int64_t n = 0; n < g.n; ++n) {
+          const float* p = dy + (n * g.o + o) * g.plane();
+          for (int64_t q = 0; q < g.plane(); ++q) acc += p[q];
+        }
+        db[o] = static_cast<float>(acc);
+      }
+    });
+  }
+}
+
+}  // namespace strata::cpu

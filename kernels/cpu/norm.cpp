@@ -1,0 +1,181 @@
+// batch_norm and layer_norm on f32. batch_norm views x as [N, C, S] and gives
+// each thread a block of channels; within a block it walks n, then the block's
+// channels, then s, so that both [N, C] (S = 1: a contiguous slice of each row)
+// and [N, C, H, W] (contiguous planes) stream through memory. Training reads x
+// three times (sum, centred sum of squares, normalise) and writes y once;
+// statistics accumulate in double. Backward reads x and g twice (two channel sums,
+// then dx). layer_norm gives each thread a block of rows (three passes over a row
+// that stays in cache); its dgamma/dbeta reduction over rows is split by column
+// blocks instead, so every thread owns disjoint outputs and the result does not
+// depend on the thread count.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernels/backends.h"
+#include "kernels/cpu/common.h"
+
+namespace strata::cpu {
+namespace {
+
+struct NCS {
+  int64_t N, C, S;
+  explicit NCS(const Shape& s) : N(s[0]), C(s[1]), S(shape_numel(s) / (s[0] * s[1])) {}
+  int64_t grain() const { return std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, N * S)); }
+};
+
+// acc[c - cb] += f(plane of (n, c)) over n, for channels [cb, ce)
+template <typename Fn>
+void for_planes(const NCS& g, int64_t cb, int64_t ce, Fn fn) {
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t c = cb; c < ce; ++c) fn(c, (n * g.C + c) * g.S);
+}
+
+}  // namespace
+
+void batch_norm_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
+  NCS g(in[0].shape);
+  const float *x = F(in[0]), *gamma = F(in[1]), *beta = F(in[2]);
+  float *rm = F(in[3]), *rv = F(in[4]), *y = F(out[0]), *mean_out = F(out[1]), *invstd_out = F(out[2]);
+  double M = static_cast<double>(g.N * g.S);
+  parallel_for(g.C, g.grain(), [&](int64_t cb, int64_t ce) {
+    std::vector<double> acc(static_cast<size_t>(ce - cb), 0.0);
+    std::vector<float> mean(acc.size()), scale(acc.size()), shift(acc.size());
+    if (a.training) {
+      for_planes(g, cb, ce, [&](int64_t c, int64_t off) {
+        double s = 0;
+        for (int64_t k = 0; k < g.S; ++k) s += x[off + k];
+        acc[c - cb] += s;
+      });
+      for (int64_t c = cb; c < ce; ++c) mean[c - cb] = static_cast<float>(acc[c - cb] / M);
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for_planes(g, cb, ce, [&](int64_t c, int64_t off) {
+        double s = 0;
+        float m = mean[c - cb];
+        for (int64_t k = 0; k < g.S; ++k) s += static_cast<double>((x[off + k] - m) * (x[off + k] - m));
+        acc[c - cb] += s;
+      });
+      for (int64_t c = cb; c < ce; ++c) {
+        double var = acc[c - cb] / M;
+        mean_out[c] = mean[c - cb];
+        invstd_out[c] = static_cast<float>(1.0 / std::sqrt(var + a.eps));
+        // running statistics take the unbiased variance (PyTorch semantics)
+        rm[c] = static_cast<float>((1 - a.momentum) * rm[c] + a.momentum * mean[c - cb]);
+        rv[c] = static_cast<float>((1 - a.momentum) * rv[c] + a.momentum * acc[c - cb] / (M - 1));
+      }
+    } else {
+      for (int64_t c = cb; c < ce; ++c) {
+        mean_out[c] = rm[c];
+        invstd_out[c] = static_cast<float>(1.0 / std::sqrt(static_cast<double>(rv[c]) + a.eps));
+      }
+    }
+    // y = x * scale + shift, scale = gamma invstd, shift = beta - mean scale
+    for (int64_t c = cb; c < ce; ++c) {
+      scale[c - cb] = gamma[c] * invstd_out[c];
+      shift[c - cb] = beta[c] - mean_out[c] * scale[c - cb];
+    }
+    for_planes(g, cb, ce, [&](int64_t c, int64_t off) {
+      float sc = scale[c - cb], sh = shift[c - cb];
+      for (int64_t k = 0; k < g.S; ++k) y[off + k] = x[off + k] * sc + sh;
+    });
+  });
+}
+
+void batch_norm_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& gout,
+                         TensorView* gin) {
+  NCS g(in[0].shape);
+  const float *x = F(in[0]), *gamma = F(in[1]), *go = F(gout), *mean = F(out[1]), *invstd = F(out[2]);
+  double M = static_cast<double>(g.N * g.S);
+  parallel_for(g.C, g.grain(), [&](int64_t cb, int64_t ce) {
+    size_t w = static_cast<size_t>(ce - cb);
+    std::vector<double> sum_g(w, 0.0), sum_gx(w, 0.0);
+    for_planes(g, cb, ce, [&](int64_t c, int64_t off) {
+      double s = 0, sx = 0;
+      float m = mean[c], is = invstd[c];
+      for (int64_t k = 0; k < g.S; ++k) {
+        s += go[off + k];
+        sx += static_cast<double>(go[off + k] * ((x[off + k] - m) * is));
+      }
+      sum_g[c - cb] += s;
+      sum_gx[c - cb] += sx;
+    });
+    for (int64_t c = cb; c < ce; ++c) {
+      if (gin[1].defined()) F(gin[1])[c] = static_cast<float>(sum_gx[c - cb]);
+      if (gin[2].defined()) F(gin[2])[c] = static_cast<float>(sum_g[c - cb]);
+    }
+    if (!gin[0].defined()) return;
+    float* dx = F(gin[0]);
+    for_planes(g, cb, ce, [&](int64_t c, int64_t off) {
+      float m = mean[c], is = invstd[c], gs = gamma[c] * is;
+      if (!a.training) {
+        for (int64_t k = 0; k < g.S; ++k) dx[off + k] = go[off + k] * gs;
+        return;
+      }
+      // dx = gamma invstd (g - mean(g) - xhat mean(g xhat))
+      float mg = static_cast<float>(sum_g[c - cb] / M), mgx = static_cast<float>(sum_gx[c - cb] / M);
+      for (int64_t k = 0; k < g.S; ++k) dx[off + k] = gs * (go[off + k] - mg - (x[off + k] - m) * is * mgx);
+    });
+  });
+}
+
+void layer_norm_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
+  int64_t n = in[0].shape.back(), rows = in[0].numel() / n;
+  const float *x = F(in[0]), *gamma = F(in[1]), *beta = F(in[2]);
+  float *y = F(out[0]), *mean_out = F(out[1]), *rstd_out = F(out[2]);
+  parallel_for(rows, std::max<int64_t>(1, kElementwiseGrain / n), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const float* xr = x + r * n;
+      double s = 0, ss = 0;
+      for (int64_t j = 0; j < n; ++j) s += xr[j];
+      float m = static_cast<float>(s / static_cast<double>(n));
+      for (int64_t j = 0; j < n; ++j) ss += static_cast<double>((xr[j] - m) * (xr[j] - m));
+      float rstd = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(n) + a.eps));
+      mean_out[r] = m;
+      rstd_out[r] = rstd;
+      float* yr = y + r * n;
+      for (int64_t j = 0; j < n; ++j) yr[j] = (xr[j] - m) * rstd * gamma[j] + beta[j];
+    }
+  });
+}
+
+void layer_norm_backward(const OpAttrs&, const TensorView* in, const TensorView* out, const TensorView& gout,
+                         TensorView* gin) {
+  int64_t n = in[0].shape.back(), rows = in[0].numel() / n;
+  const float *x = F(in[0]), *gamma = F(in[1]), *go = F(gout), *mean = F(out[1]), *rstd = F(out[2]);
+  if (gin[0].defined()) {
+    float* dx = F(gin[0]);
+    parallel_for(rows, std::max<int64_t>(1, kElementwiseGrain / n), [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        const float *xr = x + r * n, *gr = go + r * n;
+        float m = mean[r], rs = rstd[r];
+        double m1 = 0, m2 = 0;
+        for (int64_t j = 0; j < n; ++j) {
+          float dxhat = gr[j] * gamma[j];
+          m1 += dxhat;
+          m2 += static_cast<double>(dxhat * ((xr[j] - m) * rs));
+        }
+        float a1 = static_cast<float>(m1 / static_cast<double>(n)), a2 = static_cast<float>(m2 / static_cast<double>(n));
+        for (int64_t j = 0; j < n; ++j) dx[r * n + j] = rs * (gr[j] * gamma[j] - a1 - (xr[j] - m) * rs * a2);
+      }
+    });
+  }
+  if (!gin[1].defined() && !gin[2].defined()) return;
+  // column blocks: each thread owns dgamma/dbeta[jb, je) and walks every row
+  parallel_for(n, std::max<int64_t>(16, kElementwiseGrain / std::max<int64_t>(1, rows)), [&](int64_t jb, int64_t je) {
+    std::vector<double> dg(static_cast<size_t>(je - jb), 0.0), db(dg.size(), 0.0);
+    for (int64_t r = 0; r < rows; ++r) {
+      const float *xr = x + r * n, *gr = go + r * n;
+      float m = mean[r], rs = rstd[r];
+      for (int64_t j = jb; j < je; ++j) {
+        dg[j - jb] += static_cast<double>(gr[j] * ((xr[j] - m) * rs));
+        db[j - jb] += gr[j];
+      }
+    }
+    for (int64_t j = jb; j < je; ++j) {
+      if (gin[1].defined()) F(gin[1])[j] = static_cast<float>(dg[j - jb]);
+      if (gin[2].defined()) F(gin[2])[j] = static_cast<float>(db[j - jb]);
+    }
+  });
+}
+
+}  // namespace strata::cpu

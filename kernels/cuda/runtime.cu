@@ -1,0 +1,57 @@
+// Device queries and the GELU smoke kernel: one thread per element, the same
+// math::gelu the CPU kernels call (scalar math written once).
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "core/error.h"
+#include "kernels/cuda/runtime.h"
+#include "kernels/scalar_math.h"
+
+namespace strata::cuda {
+namespace {
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw Error(std::string("CUDA ") + what + ": " + cudaGetErrorString(e));
+}
+
+__global__ void gelu_kernel(const float* x, float* y, int64_t n) {
+  int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = math::gelu(x[i]);
+}
+
+}  // namespace
+
+DeviceStatus device_status() {
+  DeviceStatus s;
+  cudaError_t e = cudaGetDeviceCount(&s.device_count);
+  if (e != cudaSuccess) {
+    s.device_count = 0;
+    s.reason = std::string("no CUDA device: ") + cudaGetErrorString(e);
+    return s;
+  }
+  if (s.device_count == 0) {
+    s.reason = "no CUDA device: cudaGetDeviceCount returned 0";
+    return s;
+  }
+  cudaDeviceProp p{};
+  if (cudaGetDeviceProperties(&p, 0) == cudaSuccess) s.name = p.name;
+  return s;
+}
+
+void gelu_forward_host(const float* x, float* y, int64_t n) {
+  float *dx = nullptr, *dy = nullptr;
+  size_t bytes = static_cast<size_t>(n) * sizeof(float);
+  check(cudaMalloc(&dx, bytes), "cudaMalloc");
+  check(cudaMalloc(&dy, bytes), "cudaMalloc");
+  check(cudaMemcpy(dx, x, bytes, cudaMemcpyHostToDevice), "cudaMemcpy H2D");
+  int threads = 256;
+  int blocks = static_cast<int>((n + threads - 1) / threads);
+  gelu_kernel<<<blocks, threads>>>(dx, dy, n);
+  check(cudaGetLastError(), "gelu kernel launch");
+  check(cudaMemcpy(y, dy, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
+  cudaFree(dx);
+  cudaFree(dy);
+}
+
+}  // namespace strata::cuda

@@ -1,0 +1,15 @@
+// Built when strata is configured without CUDA: says so instead of pretending.
+#include "core/error.h"
+#include "kernels/cuda/runtime.h"
+
+namespace strata::cuda {
+
+DeviceStatus device_status() {
+  DeviceStatus s;
+  s.reason = "strata was built without CUDA (STRATA_CUDA=OFF or no nvcc at configure time)";
+  return s;
+}
+
+void gelu_forward_host(const float*, float*, int64_t) { throw Error(device_status().reason); }
+
+}  // namespace strata::cuda

@@ -1,0 +1,123 @@
+// Reference batch_norm and layer_norm in double, one channel or row at a time.
+#include <cmath>
+
+#include "kernels/backends.h"
+#include "kernels/reference/common.h"
+
+namespace strata::reference {
+namespace {
+
+// x[N, C, S...] viewed as N x C x S
+struct NCS {
+  int64_t N, C, S;
+  explicit NCS(const Shape& s) : N(s[0]), C(s[1]), S(shape_numel(s) / (s[0] * s[1])) {}
+  int64_t at(int64_t n, int64_t c, int64_t s) const { return (n * C + c) * S + s; }
+};
+
+}  // namespace
+
+void batch_norm_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
+  NCS g(in[0].shape);
+  double M = static_cast<double>(g.N * g.S);
+  const double* x = D(in[0]);
+  for (int64_t c = 0; c < g.C; ++c) {
+    double mean, invstd;
+    if (a.training) {
+      double s = 0, ss = 0;
+      for (int64_t n = 0; n < g.N; ++n)
+        for (int64_t k = 0; k < g.S; ++k) s += x[g.at(n, c, k)];
+      mean = s / M;
+      for (int64_t n = 0; n < g.N; ++n)
+        for (int64_t k = 0; k < g.S; ++k) ss += (x[g.at(n, c, k)] - mean) * (x[g.at(n, c, k)] - mean);
+      double var = ss / M;  // biased: used to normalise
+      invstd = 1 / std::sqrt(var + a.eps);
+      // running statistics take the unbiased variance (PyTorch semantics)
+      D(in[3])[c] = (1 - a.momentum) * D(in[3])[c] + a.momentum * mean;
+      D(in[4])[c] = (1 - a.momentum) * D(in[4])[c] + a.momentum * ss / (M - 1);
+    } else {
+      mean = D(in[3])[c];
+      invstd = 1 / std::sqrt(D(in[4])[c] + a.eps);
+    }
+    D(out[1])[c] = mean;
+    D(out[2])[c] = invstd;
+    for (int64_t n = 0; n < g.N; ++n)
+      for (int64_t k = 0; k < g.S; ++k) {
+        int64_t i = g.at(n, c, k);
+        D(out[0])[i] = (x[i] - mean) * invstd * D(in[1])[c] + D(in[2])[c];
+      }
+  }
+}
+
+// With xhat = (x - mean) invstd and dxhat = g gamma:
+//   training: dx = invstd / M (M dxhat - sum dxhat - xhat sum(dxhat xhat))   (mean, var depend on x)
+//   eval:     dx = invstd dxhat
+void batch_norm_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& gout,
+                         TensorView* gin) {
+  NCS g(in[0].shape);
+  double M = static_cast<double>(g.N * g.S);
+  const double *x = D(in[0]), *go = D(gout);
+  for (int64_t c = 0; c < g.C; ++c) {
+    double mean = D(out[1])[c], invstd = D(out[2])[c], gamma = D(in[1])[c];
+    double sum_g = 0, sum_gx = 0;
+    for (int64_t n = 0; n < g.N; ++n)
+      for (int64_t k = 0; k < g.S; ++k) {
+        int64_t i = g.at(n, c, k);
+        sum_g += go[i];
+        sum_gx += go[i] * (x[i] - mean) * invstd;
+      }
+    if (gin[1].defined()) D(gin[1])[c] = sum_gx;
+    if (gin[2].defined()) D(gin[2])[c] = sum_g;
+    if (!gin[0].defined()) continue;
+    for (int64_t n = 0; n < g.N; ++n)
+      for (int64_t k = 0; k < g.S; ++k) {
+        int64_t i = g.at(n, c, k);
+        double xhat = (x[i] - mean) * invstd, dxhat = go[i] * gamma;
+        D(gin[0])[i] = a.training ? invstd / M * (M * dxhat - gamma * sum_g - xhat * gamma * sum_gx) : invstd * dxhat;
+      }
+  }
+}
+
+void layer_norm_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
+  int64_t Dn = in[0].shape.back(), rows = in[0].numel() / Dn;
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* x = D(in[0]) + r * Dn;
+    double s = 0, ss = 0;
+    for (int64_t j = 0; j < Dn; ++j) s += x[j];
+    double mean = s / static_cast<double>(Dn);
+    for (int64_t j = 0; j < Dn; ++j) ss += (x[j] - mean) * (x[j] - mean);
+    double rstd = 1 / std::sqrt(ss / static_cast<double>(Dn) + a.eps);
+    D(out[1])[r] = mean;
+    D(out[2])[r] = rstd;
+    for (int64_t j = 0; j < Dn; ++j) D(out[0])[r * Dn + j] = (x[j] - mean) * rstd * D(in[1])[j] + D(in[2])[j];
+  }
+}
+
+// dx = rstd (dxhat - mean(dxhat) - xhat mean(dxhat xhat)), dxhat = g gamma
+void layer_norm_backward(const OpAttrs&, const TensorView* in, const TensorView* out, const TensorView& gout,
+                         TensorView* gin) {
+  int64_t Dn = in[0].shape.back(), rows = in[0].numel() / Dn;
+  for (int k = 1; k < 3; ++k)
+    if (gin[k].defined())
+      for (int64_t j = 0; j < Dn; ++j) D(gin[k])[j] = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const double *x = D(in[0]) + r * Dn, *go = D(gout) + r * Dn;
+    double mean = D(out[1])[r], rstd = D(out[2])[r];
+    double m1 = 0, m2 = 0;
+    for (int64_t j = 0; j < Dn; ++j) {
+      double xhat = (x[j] - mean) * rstd, dxhat = go[j] * D(in[1])[j];
+      m1 += dxhat;
+      m2 += dxhat * xhat;
+      if (gin[1].defined()) D(gin[1])[j] += go[j] * xhat;
+      if (gin[2].defined()) D(gin[2])[j] += go[j];
+    }
+    m1 /= static_cast<double>(Dn);
+    m2 /= static_cast<double>(Dn);
+    if (gin[0].defined())
+      for (int64_t j = 0; j < Dn; ++j) {
+        double xhat = (x[j] - mean) * rstd, dxhat = go[j] * D(in[1])[j];
+        D(gin[0])[r * Dn + j] = rstd * (dxhat - m1 - xhat * m2);
+      }
+  }
+}
+
+}  // namespace strata::reference

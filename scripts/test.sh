@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The README's test command: installs what is missing, builds, runs the whole
+# suite through CTest (unit, integration, mpi; gpu tests say SKIPPED without a
+# device), then the unit tests again under AddressSanitizer + UBSan, then the
+# embedding example against the installed package. Exits non-zero on any failure.
+#   STRATA_TEST_SKIP_SANITIZE=1   skip the sanitizer pass (local iterations)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+JOBS=$(nproc)
+t0=$(date +%s)
+
+scripts/setup.sh
+
+echo "[test] full suite (build/)"
+ctest --test-dir build --output-on-failure --timeout 900
+
+if [ "${STRATA_TEST_SKIP_SANITIZE:-0}" != 1 ]; then
+  echo "[test] unit tests under address,undefined sanitizers (build-sanitize/)"
+  cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_CUDA=OFF \
+    -DSTRATA_SANITIZE=address,undefined -DSTRATA_BUILD_APPS=OFF >/dev/null
+  cmake --build build-sanitize -j "$JOBS"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir build-sanitize -L unit --output-on-failure --timeout 1800
+fi
+
+echo "[test] embedding example against the installed package"
+scripts/embed-check.sh
+
+echo "[test] all passed in $(( $(date +%s) - t0 )) s"
