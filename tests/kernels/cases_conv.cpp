@@ -30,8 +30,8 @@ STRATA_OP_CASES(conv2d) {
       conv("1x1", {3, 4, 3, 5}, 5, 1, 1, window(1, 1, 1, 1, 0, 0)),
       conv("1x1-stride2", {2, 3, 5, 5}, 2, 1, 1, window(1, 1, 2, 2, 0, 0)),
       conv("pad-exceeds", {1, 1, 2, 3}, 2, 3, 3, window(1, 1, 1, 2, 2, 1)),
-      // fast path: images split over threads (K = 144 per dot product)
-      conv("large", {4, 16, 14, 14}, 24, 3, 3, window(1, 1, 1, 1, 1, 1)),
+      // fast path: images split over threads (K = 108 per dot product)
+      conv("large", {4, 12, 12, 12}, 16, 3, 3, window(1, 1, 1, 1, 1, 1)),
       // one image: multithreaded GEMMs instead
       conv("large-one-image", {1, 32, 16, 16}, 16, 3, 3, window(1, 1, 2, 2, 1, 1)),
       conv("large-1x1", {4, 64, 8, 8}, 32, 1, 1, window(1, 1, 1, 1, 0, 0)),
@@ -44,7 +44,7 @@ STRATA_OP_CASES(max_pool2d) {
       {"3x3-s2-pad", {{{1, 2, 7, 5}}}, window(3, 3, 2, 2, 1, 1)},
       {"overlap", {{{2, 2, 5, 5}}}, window(3, 3, 1, 1, 0, 0)},
       {"nonsquare", {{{2, 1, 6, 7}}}, window(2, 3, 2, 1, 1, 1)},
-      {"large", {{{8, 16, 32, 32}}}, window(3, 3, 2, 2, 1, 1)},
+      {"large", {{{4, 16, 32, 32}}}, window(3, 3, 2, 2, 1, 1)},
   };
 }
 
@@ -54,7 +54,7 @@ STRATA_OP_CASES(avg_pool2d) {
       {"3x3-s2-pad", {{{1, 2, 7, 5}}}, window(3, 3, 2, 2, 1, 1)},
       {"overlap", {{{2, 2, 5, 5}}}, window(3, 3, 1, 1, 0, 0)},
       {"nonsquare", {{{2, 1, 6, 7}}}, window(2, 3, 2, 1, 1, 1)},
-      {"large", {{{8, 16, 32, 32}}}, window(3, 3, 2, 2, 1, 1)},
+      {"large", {{{4, 16, 32, 32}}}, window(3, 3, 2, 2, 1, 1)},
   };
 }
 
