@@ -20,6 +20,14 @@ void clear_aws_env() {
   ::setenv("HOME", "/nonexistent-home", 1);
 }
 
+SourceOptions explicit_options() {
+  SourceOptions o;
+  o.endpoint = "http://h:3";
+  o.access_key = "A2";
+  o.secret_key = "S2";
+  return o;
+}
+
 TEST(S3Options, EnvironmentAndDefaults) {
   clear_aws_env();
   EXPECT_THROW(resolve_s3_options({}), ConfigError);
@@ -41,11 +49,7 @@ TEST(S3Options, EnvironmentAndDefaults) {
   o = resolve_s3_options({});
   EXPECT_EQ(o.region, "ap-south-1");
   EXPECT_EQ(o.endpoint, "http://127.0.0.1:2");
-  SourceOptions given;
-  given.endpoint = "http://h:3";
-  given.access_key = "A2";
-  given.secret_key = "S2";
-  o = resolve_s3_options(given);
+  o = resolve_s3_options(explicit_options());
   EXPECT_EQ(o.endpoint, "http://h:3");
   EXPECT_EQ(o.access_key, "A2");
   clear_aws_env();

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <random>
 
 #include "core/error.h"
@@ -83,7 +84,7 @@ TEST(S3Source, PutGetHeadRange) {
   EXPECT_EQ(src->head("empty").size, 0u);
 
   EXPECT_EQ(src->stats().retries.load(), 0);
-  EXPECT_EQ(src->stats().requests.load(), 13);
+  EXPECT_EQ(src->stats().requests.load(), 12);  // the zero-length range sends nothing
   EXPECT_GE(src->stats().bytes.load(), static_cast<int64_t>(3 * big.size()));
 }
 
@@ -212,7 +213,10 @@ TEST(S3Source, DroppedConnectionsAreRetriedAndFilesRestart) {
   testing::write_file(dir / "dest", std::string(5 << 20, 'q'));  // longer than the object: must be truncated
   src.get_to_file("obj", dir / "dest");
   EXPECT_EQ(testing::read_file(dir / "dest"), std::string(data.begin(), data.end()));
-  EXPECT_EQ(src.stats().retries.load(), 3);
+  // 3 failed tries: libcurl itself re-sends once, silently, when a reused
+  // keep-alive connection closes without an answer, so 2 or 3 show as retries.
+  EXPECT_GE(src.stats().retries.load(), 2);
+  EXPECT_LE(src.stats().retries.load(), 3);
   // PUTs go through the same retry path (the body is re-sent from the start).
   testing::ProxyProcess proxy2(hostport(rgw_options().endpoint), {"--drop-first", "1"});
   o.endpoint = proxy2.endpoint();
