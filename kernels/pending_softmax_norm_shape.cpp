@@ -6,16 +6,6 @@
 
 namespace strata {
 
-void reference::embedding_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("embedding: not implemented yet"); }
-void reference::embedding_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("embedding: not implemented yet"); }
-void cpu::embedding_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("embedding: not implemented yet"); }
-void cpu::embedding_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("embedding: not implemented yet"); }
-std::vector<OutputSpec> shape::embedding_infer(const std::vector<OutputSpec>&, const OpAttrs&) { throw Error("embedding: not implemented yet"); }
-void reference::dropout_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("dropout: not implemented yet"); }
-void reference::dropout_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("dropout: not implemented yet"); }
-void cpu::dropout_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("dropout: not implemented yet"); }
-void cpu::dropout_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("dropout: not implemented yet"); }
-std::vector<OutputSpec> shape::dropout_infer(const std::vector<OutputSpec>&, const OpAttrs&) { throw Error("dropout: not implemented yet"); }
 void reference::reshape_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("reshape: not implemented yet"); }
 void reference::reshape_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView&, TensorView*) { throw Error("reshape: not implemented yet"); }
 void cpu::reshape_forward(const OpAttrs&, const TensorView*, TensorView*) { throw Error("reshape: not implemented yet"); }
