@@ -1,0 +1,39 @@
+// Normalisation layers. Their parameters and statistics stay FP32 under mixed
+// precision; ops.h casts gamma/beta to the activation dtype where they differ.
+#pragma once
+#include "core/module.h"
+
+namespace strata {
+
+// BatchNorm over channel 1 of [N, C, H, W] (BatchNorm2d) or [N, C] (BatchNorm1d).
+// Training normalises with the batch statistics and updates the running ones
+// (new = (1 - momentum) old + momentum batch, unbiased variance); eval uses the running ones.
+class BatchNorm2d : public Module {
+ public:
+  explicit BatchNorm2d(int64_t channels, double momentum = 0.1, double eps = 1e-5);
+  Tensor forward(const Tensor& x) override;
+  std::string type_name() const override { return "BatchNorm2d"; }
+
+  const Tensor& running_mean() const { return running_mean_; }
+  const Tensor& running_var() const { return running_var_; }
+
+ private:
+  int64_t channels_;
+  double momentum_, eps_;
+  Tensor weight_, bias_, running_mean_, running_var_;
+};
+
+// LayerNorm over the last dimension D, with a learned scale and shift.
+class LayerNorm : public Module {
+ public:
+  explicit LayerNorm(int64_t d, double eps = 1e-5);
+  Tensor forward(const Tensor& x) override;
+  std::string type_name() const override { return "LayerNorm"; }
+
+ private:
+  int64_t d_;
+  double eps_;
+  Tensor weight_, bias_;
+};
+
+}  // namespace strata

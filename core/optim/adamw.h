@@ -1,0 +1,30 @@
+// AdamW (Loshchilov & Hutter) with PyTorch's semantics: decoupled weight decay
+// w -= lr*wd*w, then Adam with bias correction using each parameter's own step
+// count (a parameter skipped for lack of a gradient does not advance).
+#pragma once
+#include "core/optim/optimizer.h"
+
+namespace strata {
+
+struct AdamWOptions {
+  double lr = 1e-3;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 1e-2;
+};
+
+class AdamW : public Optimizer {
+ public:
+  AdamW(NamedTensors params, const AdamWOptions& opt);
+  std::string type_name() const override { return "AdamW"; }
+  const AdamWOptions& options() const { return opt_; }
+
+ protected:
+  void update(const std::string& name, Tensor& param, const Tensor& grad) override;
+
+ private:
+  AdamWOptions opt_;
+};
+
+}  // namespace strata

@@ -1,0 +1,77 @@
+#include "core/optim/optimizer.h"
+
+#include <set>
+
+#include "core/autograd.h"
+#include "core/error.h"
+
+namespace strata {
+
+Optimizer::Optimizer(NamedTensors params, double lr) : params_(std::move(params)), lr_(lr) {
+  std::set<std::string> names;
+  for (auto& [n, p] : params_) {
+    if (!p.defined()) throw Error("optimizer: parameter '" + n + "' is undefined");
+    if (p.dtype() != DType::f32 || !p.is_contiguous())
+      throw Error("optimizer: parameter '" + n + "' must be a contiguous FP32 tensor, got " + p.str());
+    if (!names.insert(n).second) throw Error("optimizer: parameter name '" + n + "' appears twice");
+  }
+  set_lr(lr);
+}
+
+void Optimizer::set_lr(double lr) {
+  if (!(lr >= 0.0)) throw Error("optimizer: learning rate must be >= 0, got " + std::to_string(lr));
+  lr_ = lr;
+}
+
+void Optimizer::step() {
+  NoGradGuard no_grad;
+  ++step_;
+  for (auto& [n, p] : params_) {
+    Tensor g = p.grad();
+    if (!g.defined()) continue;
+    if (g.numel() != p.numel())
+      throw ShapeError("optimizer: gradient " + g.str() + " does not match parameter '" + n + "' " + p.str());
+    if (g.dtype() != DType::f32) g = g.to(DType::f32);
+    else g = g.contiguous();
+    update(n, p, g);
+  }
+}
+
+void Optimizer::zero_grad() {
+  for (auto& [n, p] : params_) p.zero_grad();
+}
+
+Tensor& Optimizer::slot(const std::string& name, const std::string& s, const Tensor& param, bool* created) {
+  auto key = name + "." + s;
+  auto it = state_.find(key);
+  if (created) *created = it == state_.end();
+  if (it == state_.end()) it = state_.emplace(key, Tensor::zeros(param.shape(), DType::f32)).first;
+  return it->second;
+}
+
+OptimizerState Optimizer::state() const {
+  OptimizerState s;
+  s.step = step_;
+  for (auto& [k, t] : state_) s.tensors.emplace(k, t.clone());
+  return s;
+}
+
+void Optimizer::load_state(const OptimizerState& s) {
+  std::map<std::string, const Tensor*> by_name;
+  for (auto& [n, p] : params_) by_name[n] = &p;
+  std::map<std::string, Tensor> loaded;
+  for (auto& [k, t] : s.tensors) {
+    auto dot = k.rfind('.');
+    auto p = dot == std::string::npos ? by_name.end() : by_name.find(k.substr(0, dot));
+    if (p == by_name.end()) throw Error(type_name() + " load_state: '" + k + "' names no parameter");
+    if (t.numel() != p->second->numel() && t.numel() != 1)
+      throw ShapeError(type_name() + " load_state: '" + k + "' " + t.str() + " does not fit " + p->second->str());
+    Tensor c = Tensor::empty(t.numel() == 1 && p->second->numel() != 1 ? Shape{} : p->second->shape(), DType::f32);
+    c.copy_(t);
+    loaded.emplace(k, c);
+  }
+  state_ = std::move(loaded);
+  step_ = s.step;
+}
+
+}  // namespace strata
