@@ -1,0 +1,34 @@
+// Model registry: name -> builder. Built-in models are registered on first use
+// by register_builtin_models() (a static library drops self-registering objects
+// nobody references, so the list is explicit; tests/models checks it builds every
+// registered model). Users add their own with model_registry()[name] = builder.
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/module.h"
+
+namespace strata::models {
+
+// What a builder needs to know; filled from the config's `model` section.
+struct ModelSpec {
+  std::string name;
+  std::vector<int64_t> input_shape;  // per sample, e.g. {1, 28, 28}
+  int64_t num_classes = 10;
+  std::vector<int64_t> hidden;       // MLP hidden widths / CNN classifier widths
+  std::vector<int64_t> channels;     // CNN conv block channels
+  double dropout = 0.0;
+  uint64_t seed = 0;                 // initialisation seed
+};
+
+using ModelBuilder = std::function<std::shared_ptr<Module>(const ModelSpec&)>;
+
+std::map<std::string, ModelBuilder>& model_registry();
+// Throws ConfigError naming the unknown model and the registered ones.
+std::shared_ptr<Module> build_model(const ModelSpec& spec);
+std::vector<std::string> model_names();
+
+}  // namespace strata::models
