@@ -1,0 +1,53 @@
+// What a training run reports as it goes: a progress line on the console
+// (redrawn in place on a terminal, plain lines otherwise), the same lines in
+// <run>/train.log, one JSON object per record in <run>/metrics.jsonl, and
+// TensorBoard scalars under <run>/tensorboard/. Only rank 0 writes.
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/logging/tensorboard.h"
+
+namespace strata {
+
+enum class ConsoleMode { automatic, plain, off };
+
+struct ProgressInfo {
+  int64_t epoch = 0, epochs = 0;
+  int64_t step = 0, steps_per_epoch = 0, step_in_epoch = 0;
+  double loss = 0, lr = 0, samples_per_second = 0, data_wait_fraction = 0;
+  double loss_scale = 0;  // 0 = no loss scaling
+  double eta_seconds = 0;
+};
+
+class RunLog {
+ public:
+  // `enabled` false (ranks other than 0) makes every call a no-op.
+  RunLog(const std::string& run_dir, bool enabled, ConsoleMode console, bool tensorboard);
+  ~RunLog();
+
+  void progress(const ProgressInfo& p);
+  // One metrics.jsonl record {"kind": kind, "step": step, ...values} and the
+  // values as TensorBoard scalars "<kind>/<name>".
+  void record(const std::string& kind, int64_t step, const std::map<std::string, double>& values);
+  // A plain message line on the console and in train.log.
+  void message(const std::string& line);
+  void flush();
+
+ private:
+  void end_redraw();
+  bool enabled_;
+  bool tty_ = false;
+  bool redrawing_ = false;
+  ConsoleMode console_;
+  std::FILE* log_ = nullptr;
+  std::FILE* jsonl_ = nullptr;
+  std::unique_ptr<TensorBoardWriter> tb_;
+};
+
+std::string format_duration(double seconds);  // "1h02m", "3m05s", "12s"
+
+}  // namespace strata
