@@ -1,0 +1,356 @@
+// strata-bench loader: the staging loader against two peers in the same run, on a
+// packed dataset in an object store (usually RGW behind strata-proxy --delay-ms):
+//   naive      one object per sample, fetched by a few threads (a per-file loader)
+//   no-ahead   staging loader with look-ahead 0 (a shard is fetched when needed)
+//   loader     staging loader with look-ahead
+// A consumer "trains" for --step-ms per batch; we print samples/s, the fraction
+// of time the consumer waited for data (epoch 1 = cold cache, later epochs =
+// steady state) and remote requests. --warm instead measures sample bytes/s
+// delivered from a warm cache (step 0) beside the disk's O_DIRECT sequential read.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "core/error.h"
+#include "data/loader.h"
+#include "registry.h"
+
+namespace {
+namespace fs = std::filesystem;
+using namespace strata::data;
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+struct Args {
+  std::map<std::string, std::string> kv;
+  std::string get(const std::string& k, const std::string& d) const {
+    auto it = kv.find(k);
+    return it == kv.end() ? d : it->second;
+  }
+  bool has(const std::string& k) const { return kv.count(k) > 0; }
+};
+
+Args parse(const std::vector<std::string>& a) {
+  Args r;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].rfind("--", 0) != 0) throw strata::ConfigError("unexpected argument '" + a[i] + "'");
+    if (a[i] == "--warm" || a[i] == "--help") r.kv[a[i]] = "1";
+    else if (i + 1 < a.size()) r.kv[a[i]] = a[i + 1], ++i;
+    else throw strata::ConfigError(a[i] + " needs a value");
+  }
+  return r;
+}
+
+const char* kHelp = R"(usage: strata-bench loader --url URL [options]
+  --url URL          packed dataset (s3://bucket/prefix, file dir); manifest.json inside
+  --endpoint URL     S3 endpoint (e.g. strata-proxy's); default from the AWS/S3 env
+  --cache-dir DIR    node-local cache root (default /tmp/strata-bench-cache)
+  --cache-mb N       cache capacity (default: 2x the dataset)
+  --epochs N         epochs per mode (default 3)
+  --batch N          batch size (default 64)
+  --step-ms X        simulated training step per batch (default 5)
+  --lookahead-mb N   look-ahead of the staging loader (default 32)
+  --staging N        staging threads (default 4); --decode N decode threads (default 2)
+  --naive-url URL    where the one-object-per-sample copy lives (default <url>-samples);
+                     uploaded by the bench when missing
+  --naive-samples N  samples the naive loader reads (default 6400; it is slow)
+  --naive-threads N  its fetch threads (default 8)
+  --warm             warm-cache throughput instead (step 0), with --disk-mb N (default 1024)
+)";
+
+struct EpochFigures {
+  double seconds = 0, wait = 0;
+  int64_t samples = 0, requests = 0, bytes = 0;
+};
+
+void print_row(const char* mode, int epoch, const EpochFigures& f) {
+  std::printf("%-9s epoch %d  %9.0f samples/s  data-wait %6.2f%%  remote requests %6ld  remote MB %7.1f\n", mode,
+              epoch, f.samples / f.seconds, 100.0 * f.wait / f.seconds, static_cast<long>(f.requests),
+              f.bytes / 1e6);
+}
+
+void step(double ms) {
+  if (ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
+}
+
+std::vector<EpochFigures> run_loader(LoaderOptions o, int epochs, double step_ms) {
+  fs::remove_all(o.cache_dir);
+  Loader loader(o);
+  std::vector<EpochFigures> out;
+  strata::HostBatch b;
+  for (int e = 0; e < epochs; ++e) {
+    loader.start_epoch(e);
+    auto t0 = Clock::now();
+    while (loader.next(b)) step(step_ms);
+    auto m = loader.metrics();
+    out.push_back({since(t0), m.wait_seconds, m.samples, m.remote_requests, m.remote_bytes});
+  }
+  return out;
+}
+
+// The naive peer: batch k = samples [k*B, (k+1)*B) of a seeded permutation, each
+// one GET of its own object; `threads` workers each fetch whole batches, at most
+// `threads` batches ahead of the consumer.
+EpochFigures run_naive(const std::string& url, const SourceOptions& so, int64_t samples, int64_t batch, int threads,
+                       double step_ms, int64_t total, int64_t sample_bytes) {
+  std::vector<int64_t> perm(static_cast<size_t>(total));
+  for (int64_t i = 0; i < total; ++i) perm[static_cast<size_t>(i)] = i;
+  PlanRng rng(5);
+  for (int64_t i = total; i > 1; --i) std::swap(perm[static_cast<size_t>(i - 1)], perm[rng.below(static_cast<uint64_t>(i))]);
+  const int64_t nb = samples / batch;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::map<int64_t, std::vector<uint8_t>> ready;
+  int64_t next_batch = 0, consumed = 0;
+  std::atomic<int64_t> requests{0};
+  std::exception_ptr err;
+  std::vector<std::thread> ts;
+  for (int t = 0; t < threads; ++t)
+    ts.emplace_back([&] {
+      auto src = open_source(url, so);
+      for (;;) {
+        int64_t k;
+        {
+          std::unique_lock<std::mutex> lk(mu);
+          cv.wait(lk, [&] { return err || next_batch >= nb || next_batch < consumed + threads; });
+          if (err || next_batch >= nb) return;
+          k = next_batch++;
+        }
+        std::vector<uint8_t> buf(static_cast<size_t>(batch * sample_bytes));
+        try {
+          for (int64_t i = 0; i < batch; ++i) {
+            auto bytes = src->get("s/" + std::to_string(perm[static_cast<size_t>(k * batch + i)]));
+            std::memcpy(buf.data() + i * sample_bytes, bytes.data(), std::min<size_t>(bytes.size(), sample_bytes));
+          }
+        } catch (...) {
+          std::lock_guard<std::mutex> lk(mu);
+          err = std::current_exception();
+          cv.notify_all();
+          return;
+        }
+        requests += src->stats().requests.exchange(0);
+        std::lock_guard<std::mutex> lk(mu);
+        ready[k] = std::move(buf);
+        cv.notify_all();
+      }
+    });
+  EpochFigures f;
+  auto t0 = Clock::now();
+  for (int64_t k = 0; k < nb; ++k) {
+    auto w0 = Clock::now();
+    {
+      std::unique_lock<std::mutex> lk(mu);
+      cv.wait(lk, [&] { return err || ready.count(k); });
+      if (err) break;
+      ready.erase(k);
+      consumed = k + 1;
+    }
+    cv.notify_all();
+    f.wait += since(w0);
+    step(step_ms);
+  }
+  for (auto& t : ts) t.join();
+  if (err) std::rethrow_exception(err);
+  f.seconds = since(t0);
+  f.samples = nb * batch;
+  f.requests = requests;
+  f.bytes = f.samples * sample_bytes;
+  return f;
+}
+
+// Uploads sample i (all fields, concatenated) as object "s/<i>" unless the last one exists.
+void ensure_naive_copy(const std::string& naive_url, const SourceOptions& so, ShardCache& cache, Source& src,
+                       int64_t count) {
+  auto dst = open_source(naive_url, so);
+  try {
+    dst->head("s/" + std::to_string(count - 1));
+    return;
+  } catch (const strata::Error&) {
+  }
+  std::printf("uploading %ld samples as single objects to %s ...\n", static_cast<long>(count), naive_url.c_str());
+  std::fflush(stdout);
+  const Manifest& m = cache.manifest();
+  std::atomic<int64_t> next{0};
+  int64_t base = 0;
+  for (auto& sh : m.shards) {
+    if (base >= count) break;
+    auto pin = cache.acquire(sh);
+    ShardData d = ShardData::read(pin.path().string(), m.schema);
+    int64_t n = std::min(d.samples(), count - base);
+    next = 0;
+    std::vector<std::thread> ts;
+    for (int t = 0; t < 16; ++t)
+      ts.emplace_back([&, base] {
+        auto s = open_source(naive_url, so);
+        for (int64_t i; (i = next++) < n;) {
+          std::vector<uint8_t> obj;
+          for (size_t f = 0; f < m.schema.size(); ++f) {
+            size_t size = 0;
+            const uint8_t* p = d.sample(f, i, &size);
+            obj.insert(obj.end(), p, p + size);
+          }
+          s->put("s/" + std::to_string(base + i), obj);
+        }
+      });
+    for (auto& t : ts) t.join();
+    base += n;
+  }
+  (void)src;
+}
+
+double disk_read_gbps(const fs::path& dir, int64_t mb) {
+  fs::create_directories(dir);
+  fs::path p = dir / "disk-probe.bin";
+  const size_t chunk = 8 << 20;
+  void* buf = nullptr;
+  if (posix_memalign(&buf, 4096, chunk) != 0) throw strata::IoError("posix_memalign failed");
+  std::memset(buf, 0x5A, chunk);
+  int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) throw strata::IoError("cannot create " + p.string());
+  for (int64_t w = 0; w < mb * (1 << 20); w += chunk)
+    if (::write(fd, buf, chunk) != static_cast<ssize_t>(chunk)) throw strata::IoError("short write to " + p.string());
+  ::fsync(fd);
+  ::close(fd);
+  fd = ::open(p.c_str(), O_RDONLY | O_DIRECT);  // bypasses the page cache: the disk itself
+  if (fd < 0) throw strata::IoError("cannot open " + p.string() + " with O_DIRECT");
+  auto t0 = Clock::now();
+  int64_t total = 0;
+  for (ssize_t r; (r = ::read(fd, buf, chunk)) > 0;) total += r;
+  double s = since(t0);
+  ::close(fd);
+  std::free(buf);
+  fs::remove(p);
+  return total / s / 1e9;
+}
+
+int run_warm(LoaderOptions o, const Args& a) {
+  const int epochs = std::stoi(a.get("--epochs", "10"));
+  double disk = disk_read_gbps(o.cache_dir.parent_path(), std::stoll(a.get("--disk-mb", "1024")));
+  for (bool norm : {false, true}) {
+    LoaderOptions w = o;
+    w.lifetime = CacheLifetime::kPersistent;  // warm it once, keep it for the timed epochs
+    if (norm) {
+      Loader probe(w);
+      for (auto& f : probe.manifest().schema)
+        if (f.dtype == "u8") w.normalize.push_back(NormalizeU8{f.name, {0.2860f}, {0.3530f}});
+    }
+    Loader loader(w);
+    strata::HostBatch b;
+    loader.start_epoch(0);
+    while (loader.next(b)) {}
+    int64_t in_bytes = 0, out_bytes = 0, samples = 0, requests = 0;
+    auto t0 = Clock::now();
+    for (int e = 1; e <= epochs; ++e) {
+      loader.start_epoch(e);
+      while (loader.next(b)) {}
+      auto m = loader.metrics();
+      out_bytes += m.sample_bytes;
+      samples += m.samples;
+      requests += m.remote_requests;
+    }
+    double s = since(t0);
+    for (auto& f : loader.manifest().schema) in_bytes += f.bytes_per_sample() * samples;
+    std::printf("warm cache, normalise %-3s: %.2f GB/s of sample bytes read (%.2f GB/s written into batches), "
+                "%.0f samples/s, %ld remote requests over %d epochs; disk O_DIRECT sequential read %.2f GB/s "
+                "(ratio %.2f)\n",
+                norm ? "on" : "off", in_bytes / s / 1e9, out_bytes / s / 1e9, samples / s,
+                static_cast<long>(requests), epochs, disk, in_bytes / s / 1e9 / disk);
+  }
+  fs::remove_all(o.cache_dir);
+  return 0;
+}
+
+}  // namespace
+
+STRATA_BENCH(loader, "staging loader vs a per-sample loader and no look-ahead (samples/s, data-wait, requests)") {
+  Args a = parse(args);
+  if (a.has("--help") || !a.has("--url")) {
+    std::fputs(kHelp, a.has("--help") ? stdout : stderr);
+    return a.has("--help") ? 0 : 2;
+  }
+  LoaderOptions o;
+  o.url = a.get("--url", "");
+  o.source.endpoint = a.get("--endpoint", "");
+  o.cache_dir = fs::path(a.get("--cache-dir", "/tmp/strata-bench-cache")) / "cache";
+  o.batch_size = std::stoll(a.get("--batch", "64"));
+  o.lookahead_bytes = std::stoll(a.get("--lookahead-mb", "32")) << 20;
+  o.staging_threads = std::stoi(a.get("--staging", "4"));
+  o.decode_threads = std::stoi(a.get("--decode", "2"));
+  o.seed = 1;
+  const double step_ms = std::stod(a.get("--step-ms", a.has("--warm") ? "0" : "5"));
+  const int epochs = std::stoi(a.get("--epochs", "3"));
+
+  Manifest m;
+  {
+    auto src = open_source(o.url, o.source);
+    auto b = src->get("manifest.json");
+    m = Manifest::from_json(std::string(b.begin(), b.end()), o.url + "/manifest.json");
+  }
+  o.cache_bytes = a.has("--cache-mb") ? std::stoll(a.get("--cache-mb", "0")) << 20
+                                      : 2 * m.total_bytes() + o.lookahead_bytes;
+  int64_t sample_bytes = 0;
+  for (auto& f : m.schema) sample_bytes += f.bytes_per_sample();
+  std::printf("dataset %s: %ld samples in %zu shards, %.1f MB; batch %ld, step %.1f ms, cache %.1f MB, "
+              "look-ahead %.1f MB\n",
+              o.url.c_str(), static_cast<long>(m.total_samples()), m.shards.size(), m.total_bytes() / 1e6,
+              static_cast<long>(o.batch_size), step_ms, o.cache_bytes / 1e6, o.lookahead_bytes / 1e6);
+  if (a.has("--warm")) return run_warm(o, a);
+
+  // (a) the naive per-sample loader, on a prefix of the data (it is slow)
+  const std::string naive_url = a.get("--naive-url", o.url + "-samples");
+  const int64_t naive_n = std::min<int64_t>(std::stoll(a.get("--naive-samples", "6400")), m.total_samples());
+  {
+    auto src = open_source(o.url, o.source);
+    LoaderOptions c = o;
+    c.cache_dir = o.cache_dir.string() + "-upload";
+    fs::remove_all(c.cache_dir);
+    ShardCache cache(*src, ShardCacheOptions{c.cache_dir, o.cache_bytes});
+    ensure_naive_copy(naive_url, o.source, cache, *src, naive_n);
+  }
+  auto naive = run_naive(naive_url, o.source, naive_n, o.batch_size, std::stoi(a.get("--naive-threads", "8")),
+                         step_ms, naive_n, sample_bytes);
+  print_row("naive", 1, naive);
+
+  LoaderOptions none = o;
+  none.lookahead_bytes = 0;
+  auto r0 = run_loader(none, epochs, step_ms);
+  for (int e = 0; e < epochs; ++e) print_row("no-ahead", e + 1, r0[e]);
+  auto r1 = run_loader(o, epochs, step_ms);
+  for (int e = 0; e < epochs; ++e) print_row("loader", e + 1, r1[e]);
+
+  auto steady = [&](const std::vector<EpochFigures>& r) {
+    EpochFigures s;
+    for (size_t e = 1; e < r.size(); ++e) {
+      s.seconds += r[e].seconds, s.wait += r[e].wait, s.samples += r[e].samples;
+      s.requests += r[e].requests;
+    }
+    return s;
+  };
+  auto s1 = steady(r1), s0 = steady(r0);
+  std::printf("\nsummary (epoch 1 = cold cache; steady = epochs 2..%d):\n", epochs);
+  std::printf("  loader   epoch 1: %.0f samples/s, data-wait %.2f%%, %ld requests; steady: data-wait %.2f%%, %ld requests\n",
+              r1[0].samples / r1[0].seconds, 100 * r1[0].wait / r1[0].seconds, static_cast<long>(r1[0].requests),
+              s1.seconds > 0 ? 100 * s1.wait / s1.seconds : 0.0, static_cast<long>(s1.requests));
+  std::printf("  no-ahead epoch 1: %.0f samples/s, data-wait %.2f%%, %ld requests; steady: data-wait %.2f%%, %ld requests\n",
+              r0[0].samples / r0[0].seconds, 100 * r0[0].wait / r0[0].seconds, static_cast<long>(r0[0].requests),
+              s0.seconds > 0 ? 100 * s0.wait / s0.seconds : 0.0, static_cast<long>(s0.requests));
+  std::printf("  naive    (%ld samples): %.0f samples/s, data-wait %.2f%%, %ld requests (%.2f per sample)\n",
+              static_cast<long>(naive.samples), naive.samples / naive.seconds, 100 * naive.wait / naive.seconds,
+              static_cast<long>(naive.requests), double(naive.requests) / naive.samples);
+  std::printf("  ratio loader/naive samples/s (epoch 1): %.1fx; loader/no-ahead (epoch 1): %.2fx\n",
+              (r1[0].samples / r1[0].seconds) / (naive.samples / naive.seconds),
+              (r1[0].samples / r1[0].seconds) / (r0[0].samples / r0[0].seconds));
+  fs::remove_all(o.cache_dir);
+  return 0;
+}
