@@ -6,7 +6,10 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <atomic>
+#include <chrono>
 #include <random>
+#include <thread>
 
 #include "core/error.h"
 #include "data/http_source.h"
@@ -257,6 +260,50 @@ TEST(S3Source, PackToS3AndReadBack) {
     }
   }
   EXPECT_EQ(seen, 100);
+}
+
+std::string key(int i) {
+  char k[16];
+  std::snprintf(k, sizeof k, "o%d", i);
+  return k;
+}
+
+TEST(S3Source, ConcurrentThreadsShareOneSource) {
+  const std::string b = new_bucket("threads");
+  S3Source src("s3://" + b, rgw_options());
+  std::vector<std::vector<uint8_t>> objs;
+  for (int i = 0; i < 8; ++i) {
+    objs.push_back(random_bytes(100000 + i, 10 + i));
+    src.put(key(i), objs.back());
+  }
+  std::atomic<int> bad{0}, gets{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 4; ++t)
+    ts.emplace_back([&, t] {
+      for (int r = 0; r < 5; ++r)
+        for (int i = t; i < 8; i += 2, ++gets)
+          if (src.get(key(i)) != objs[static_cast<size_t>(i)]) ++bad;
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(src.stats().requests.load(), 8 + gets.load());
+  EXPECT_EQ(src.stats().retries.load(), 0);
+}
+
+// Only a lower bound on time: the proxy must add at least its delay twice
+// (request and response); nothing here depends on how fast the machine is.
+TEST(S3Source, ProxyDelayAddsLatencyPerRequest) {
+  const std::string b = new_bucket("delay");
+  S3Source direct("s3://" + b, rgw_options());
+  direct.put("k", testing::bytes_of("v"));
+  testing::ProxyProcess proxy(hostport(rgw_options().endpoint), {"--delay-ms", "100"});
+  SourceOptions o = rgw_options();
+  o.endpoint = proxy.endpoint();
+  S3Source src("s3://" + b, o);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(src.get("k"), testing::bytes_of("v"));
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(600));
+  EXPECT_EQ(src.stats().retries.load(), 0);
 }
 
 TEST(HttpSource, ReadOnlyAndErrorsNameTheUrl) {
