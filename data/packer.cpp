@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <fstream>
@@ -33,7 +34,9 @@ DatasetPacker::DatasetPacker(std::vector<FieldSpec> schema, PackOptions options)
   m.schema = std::move(schema);
   m.opt = std::move(options);
   m.out = open_source(m.opt.out_url, m.opt.source);
-  m.tmp_dir = fs::temp_directory_path() / ("strata-pack-" + std::to_string(::getpid()));
+  static std::atomic<int> packers{0};  // several packers may run in one process
+  m.tmp_dir = fs::temp_directory_path() /
+              ("strata-pack-" + std::to_string(::getpid()) + "-" + std::to_string(packers++));
   fs::create_directories(m.tmp_dir);
   m.manifest.schema = m.schema;
   m.manifest.compression = m.opt.deflate_level > 0 ? "deflate" : "none";
