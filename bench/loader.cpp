@@ -23,6 +23,7 @@
 
 #include "core/error.h"
 #include "data/loader.h"
+#include "data/shard.h"
 #include "registry.h"
 
 namespace {

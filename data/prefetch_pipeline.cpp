@@ -51,7 +51,9 @@ PrefetchPipeline::~PrefetchPipeline() {
     std::lock_guard<std::mutex> lk(mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_stage_.notify_all();
+  cv_decode_.notify_all();
+  cv_consumer_.notify_all();
   for (auto& t : threads_) t.join();
   cache_.set_next_use(nullptr);
 }
@@ -76,7 +78,9 @@ void PrefetchPipeline::fail(std::exception_ptr e) {
     std::lock_guard<std::mutex> lk(mu_);
     if (!error_) error_ = e;
   }
-  cv_.notify_all();
+  cv_stage_.notify_all();
+  cv_decode_.notify_all();
+  cv_consumer_.notify_all();
 }
 
 void PrefetchPipeline::raise_demand(int64_t end) {
@@ -98,7 +102,7 @@ void PrefetchPipeline::stage_loop() {
     size_t j;
     {
       std::unique_lock<std::mutex> lk(mu_);
-      cv_.wait(lk, [&] {
+      cv_stage_.wait(lk, [&] {
         if (stop_ || error_) return true;
         if (next_stage_ >= plan.size()) return true;
         const ShardUse& u = plan[next_stage_];
@@ -120,7 +124,7 @@ void PrefetchPipeline::stage_loop() {
         uses_[j].state = UseState::kStaged;
         ++staged_;
       }
-      cv_.notify_all();
+      cv_decode_.notify_all();
     } catch (...) {
       fail(std::current_exception());
       return;
@@ -131,11 +135,11 @@ void PrefetchPipeline::stage_loop() {
 void PrefetchPipeline::decode_loop() {
   for (;;) {
     std::unique_lock<std::mutex> lk(mu_);
-    cv_.wait(lk, [&] { return stop_ || error_ || (next_batch_ < nbatches_ && next_batch_ < consumed_ + cfg_.ring); });
+    cv_decode_.wait(lk, [&] { return stop_ || error_ || (next_batch_ < nbatches_ && next_batch_ < consumed_ + cfg_.ring); });
     if (stop_ || error_) return;
     int64_t k = next_batch_++;
     raise_demand((k + 1) * cfg_.batch);
-    cv_.notify_all();
+    cv_stage_.notify_all();
     try {
       collate(k, slots_[static_cast<size_t>(k % cfg_.ring)], lk);
     } catch (...) {
@@ -159,7 +163,7 @@ void PrefetchPipeline::collate(int64_t k, Slot& slot, std::unique_lock<std::mute
   std::vector<std::shared_ptr<const ShardData>> data(plan_.uses().size() > 0 ? needed.size() : 0);
   for (size_t n = 0; n < needed.size(); ++n) {
     Use& use = uses_[static_cast<size_t>(needed[n].first)];
-    cv_.wait(lk, [&] { return stop_ || error_ || (use.state != UseState::kIdle && use.state != UseState::kStaging); });
+    cv_decode_.wait(lk, [&] { return stop_ || error_ || (use.state != UseState::kIdle && use.state != UseState::kStaging); });
     if (stop_ || error_) return;
     if (use.state == UseState::kStaged) {
       use.state = UseState::kLoading;
@@ -175,9 +179,9 @@ void PrefetchPipeline::collate(int64_t k, Slot& slot, std::unique_lock<std::mute
       lk.lock();
       use.data = std::move(loaded);
       use.state = UseState::kLoaded;
-      cv_.notify_all();
+      cv_decode_.notify_all();
     } else {
-      cv_.wait(lk, [&] { return stop_ || error_ || use.state == UseState::kLoaded; });
+      cv_decode_.wait(lk, [&] { return stop_ || error_ || use.state == UseState::kLoaded; });
       if (stop_ || error_) return;
     }
     data[n] = use.data;
@@ -216,7 +220,7 @@ void PrefetchPipeline::collate(int64_t k, Slot& slot, std::unique_lock<std::mute
     }
   }
   slot.ready = true;
-  cv_.notify_all();
+  cv_consumer_.notify_one();
   lk.unlock();
   released.clear();
 }
@@ -228,7 +232,7 @@ bool PrefetchPipeline::next(HostBatch& out, double* wait_s) {
   Slot& slot = slots_[static_cast<size_t>(consumed_ % cfg_.ring)];
   if (!slot.ready) {
     auto t0 = std::chrono::steady_clock::now();
-    cv_.wait(lk, [&] { return error_ || slot.ready; });
+    cv_consumer_.wait(lk, [&] { return error_ || slot.ready; });
     if (wait_s) *wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (error_) std::rethrow_exception(error_);
   }
@@ -248,7 +252,7 @@ bool PrefetchPipeline::next(HostBatch& out, double* wait_s) {
   slot.ready = false;
   ++consumed_;
   lk.unlock();
-  cv_.notify_all();
+  cv_decode_.notify_all();
   return true;
 }
 

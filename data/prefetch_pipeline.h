@@ -85,7 +85,8 @@ class PrefetchPipeline {
   int64_t nbatches_ = 0;
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  // Separate wake-ups so a finished batch does not wake every stager, and so on.
+  std::condition_variable cv_stage_, cv_decode_, cv_consumer_;
   std::unordered_map<std::string, int32_t> shard_index_;
   std::vector<Use> uses_;
   std::vector<Slot> slots_;
