@@ -1,0 +1,12 @@
+#include "core/schedule/schedule.h"
+
+#include "core/error.h"
+
+namespace strata {
+
+void LrSchedule::load_state(const ScheduleState& s) {
+  if (s.name != name())
+    throw Error("schedule load_state: state was saved by schedule '" + s.name + "', this one is '" + name() + "'");
+}
+
+}  // namespace strata
