@@ -66,6 +66,8 @@ void run_backward(const Tensor& root, const Tensor& grad_in) {
   // topological order by iterative DFS (post-order)
   std::vector<Node*> order;
   std::unordered_set<Node*> seen;
+  std::vector<std::shared_ptr<Node>> keep{root.grad_fn()};  // alive until the pass ends:
+  // release() below drops a node's inputs, which may hold the last reference to an upstream node
   std::vector<std::pair<Node*, size_t>> stack{{root.grad_fn().get(), 0}};
   seen.insert(root.grad_fn().get());
   while (!stack.empty()) {
@@ -74,6 +76,7 @@ void run_backward(const Tensor& root, const Tensor& grad_in) {
       const Tensor& in = n->inputs[i++];
       if (in.defined() && in.grad_fn() && !seen.count(in.grad_fn().get())) {
         seen.insert(in.grad_fn().get());
+        keep.push_back(in.grad_fn());
         stack.push_back({in.grad_fn().get(), 0});
       }
     } else {
@@ -81,21 +84,39 @@ void run_backward(const Tensor& root, const Tensor& grad_in) {
       stack.pop_back();
     }
   }
+  // pending gradient contributions per leaf, so grad-ready hooks fire once, at the last
+  std::unordered_map<TensorImpl*, int> pending;
+  for (Node* n : order)
+    for (size_t i = 0; i < n->inputs.size(); ++i)
+      if (n->needs_grad[i] && n->inputs[i].defined() && !n->inputs[i].grad_fn() && n->inputs[i].requires_grad())
+        ++pending[n->inputs[i].impl()];
+  auto leaf_done = [&](Tensor& leaf) {
+    if (--pending[leaf.impl()] == 0)
+      for (auto& hook : leaf.impl()->grad_ready_hooks) hook(leaf);
+  };
   std::unordered_map<Node*, Tensor> grads;
   grads[root.grad_fn().get()] = grad;
-  std::vector<std::shared_ptr<Node>> keep;  // nodes stay alive until the pass ends
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Node* n = *it;
     auto g = grads.find(n);
-    if (g == grads.end()) continue;  // contributes nothing to root
+    if (g == grads.end()) {  // contributes nothing to root; its leaves' counts still drop
+      for (size_t i = 0; i < n->inputs.size(); ++i) {
+        Tensor in = n->inputs[i];
+        if (n->needs_grad[i] && in.defined() && !in.grad_fn() && in.requires_grad()) leaf_done(in);
+      }
+      continue;
+    }
     Tensor gout = g->second;
     grads.erase(g);
     auto gin = n->apply(gout);
     for (size_t i = 0; i < n->inputs.size(); ++i) {
-      if (i >= gin.size() || !gin[i].defined() || !n->needs_grad[i]) continue;
       Tensor in = n->inputs[i];
+      bool leaf = in.defined() && !in.grad_fn() && in.requires_grad() && n->needs_grad[i];
+      if (i >= gin.size() || !gin[i].defined() || !n->needs_grad[i]) {
+        if (leaf) leaf_done(in);
+        continue;
+      }
       if (in.grad_fn()) {
-        keep.push_back(in.grad_fn());
         auto& slot = grads[in.grad_fn().get()];
         if (!slot.defined()) slot = gin[i];
         else {
@@ -106,6 +127,7 @@ void run_backward(const Tensor& root, const Tensor& grad_in) {
         Tensor existing = in.grad();
         if (!existing.defined()) in.set_grad(gin[i].dtype() == in.dtype() ? gin[i].contiguous() : gin[i].to(in.dtype()));
         else accumulate_into(existing, gin[i]);
+        leaf_done(in);
       }
     }
     n->release();

@@ -262,6 +262,9 @@ Tensor Tensor::detach() const {
 
 void Tensor::backward(const Tensor& grad) const { run_backward(*this, grad); }
 
+void Tensor::add_grad_ready_hook(std::function<void(Tensor&)> hook) { impl_->grad_ready_hooks.push_back(std::move(hook)); }
+void Tensor::clear_grad_ready_hooks() { impl_->grad_ready_hooks.clear(); }
+
 const std::string& Tensor::name() const { return impl_->name; }
 void Tensor::set_name(const std::string& n) { impl_->name = n; }
 

@@ -3,6 +3,7 @@
 // Tensors are cheap handles: copies share the same data.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -81,6 +82,12 @@ class Tensor {
   // Reverse-mode autodiff from this tensor (a scalar unless `grad` is given).
   void backward(const Tensor& grad = Tensor()) const;
 
+  // Called once per backward pass when this leaf's gradient is complete (every
+  // contribution accumulated) -- data-parallel training starts a bucket's
+  // allreduce from here while backward goes on.
+  void add_grad_ready_hook(std::function<void(Tensor&)> hook);
+  void clear_grad_ready_hooks();
+
   const std::string& name() const;
   void set_name(const std::string& n);
 
@@ -101,6 +108,7 @@ struct TensorImpl {
   Tensor grad;
   std::shared_ptr<Node> grad_fn;
   std::string name;
+  std::vector<std::function<void(Tensor&)>> grad_ready_hooks;
 };
 
 std::vector<int64_t> contiguous_strides(const Shape& shape);
