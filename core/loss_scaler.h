@@ -52,6 +52,9 @@ class LossScaler {
   // True unless unscale() found an inf or NaN this step.
   bool should_step() const { return !found_inf_; }
   bool found_inf() const { return found_inf_; }
+  // Records an inf/NaN found elsewhere (e.g. on another rank after an allreduce
+  // of the finite flags): this step is skipped and update() backs off.
+  void mark_overflow() { found_inf_ = opt_.enabled; }
 
   // unscale() if not done yet, run `optimizer_step` unless a gradient was not
   // finite, and return whether it ran. Does not call update().

@@ -1,0 +1,25 @@
+#include "core/checkpoint_h5.h"
+
+#include <mutex>
+
+namespace strata::h5 {
+
+void quiet() {
+  static std::once_flag once;
+  std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
+}
+
+namespace {
+herr_t first_message(unsigned n, const H5E_error2_t* e, void* out) {
+  if (n == 0 && e->desc) *static_cast<std::string*>(out) = e->desc;
+  return 0;
+}
+}  // namespace
+
+std::string last_error() {
+  std::string msg;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, first_message, &msg);
+  return msg;
+}
+
+}  // namespace strata::h5
