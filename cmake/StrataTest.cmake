@@ -1,29 +1,43 @@
-# strata_add_test(<name> SOURCES ... LABELS ... [DEPS ...] [MPI_RANKS n] [TIMEOUT s] [ENV k=v ...])
+# strata_add_test(<name> SOURCES ... LABELS ... [DEPS ...] [MPI_RANKS n...] [TIMEOUT s] [ENV k=v ...])
 # Returns nothing; add FIXTURES_REQUIRED etc. with set_tests_properties afterwards.
 # One GoogleTest executable = one CTest test, labelled unit/mpi/integration/gpu.
+# MPI_RANKS with one count gives test <name>; with several (MPI_RANKS 2 4) the one
+# executable becomes tests <name>_np2, <name>_np4.
 function(strata_add_test name)
-  cmake_parse_arguments(A "" "MPI_RANKS;TIMEOUT" "SOURCES;LABELS;DEPS;ENV" ${ARGN})
+  cmake_parse_arguments(A "" "TIMEOUT" "SOURCES;LABELS;DEPS;ENV;MPI_RANKS" ${ARGN})
   add_executable(${name} ${A_SOURCES})
   if(NOT A_DEPS)
     set(A_DEPS strata)  # the whole library; a layer's tests may name just their layer
   endif()
   target_link_libraries(${name} PRIVATE ${A_DEPS} GTest::gtest GTest::gtest_main strata_options)
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
-  if(A_MPI_RANKS)
-    add_test(NAME ${name}
-      COMMAND ${MPIEXEC_EXECUTABLE} --oversubscribe -np ${A_MPI_RANKS} $<TARGET_FILE:${name}>)
-  else()
+  list(LENGTH A_MPI_RANKS _nrank_counts)
+  set(_tests)
+  if(_nrank_counts EQUAL 0)
     add_test(NAME ${name} COMMAND ${name})
+    list(APPEND _tests ${name})
+  else()
+    foreach(np IN LISTS A_MPI_RANKS)
+      set(_t ${name})
+      if(_nrank_counts GREATER 1)
+        set(_t ${name}_np${np})
+      endif()
+      add_test(NAME ${_t}
+        COMMAND ${MPIEXEC_EXECUTABLE} --oversubscribe -np ${np} $<TARGET_FILE:${name}>)
+      list(APPEND _tests ${_t})
+    endforeach()
   endif()
   if(NOT A_TIMEOUT)
     set(A_TIMEOUT 600)
   endif()
-  set_tests_properties(${name} PROPERTIES LABELS "${A_LABELS}" TIMEOUT ${A_TIMEOUT}
-    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;STRATA_SOURCE_DIR=${PROJECT_SOURCE_DIR};STRATA_BIN_DIR=${PROJECT_BINARY_DIR}/bin;${A_ENV}")
-  if("gpu" IN_LIST A_LABELS)
-    # a GPU test without a device reports SKIPPED (with the reason) instead of passing
-    set_tests_properties(${name} PROPERTIES SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
-  endif()
+  foreach(t IN LISTS _tests)
+    set_tests_properties(${t} PROPERTIES LABELS "${A_LABELS}" TIMEOUT ${A_TIMEOUT}
+      ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;STRATA_SOURCE_DIR=${PROJECT_SOURCE_DIR};STRATA_BIN_DIR=${PROJECT_BINARY_DIR}/bin;${A_ENV}")
+    if("gpu" IN_LIST A_LABELS)
+      # a GPU test without a device reports SKIPPED (with the reason) instead of passing
+      set_tests_properties(${t} PROPERTIES SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+    endif()
+  endforeach()
 endfunction()
 
 # The test object store (Ceph RGW via scripts/rgw.sh); tests that need it say

@@ -1,0 +1,17 @@
+// Built when strata is configured without CUDA: the NCCL backend says so.
+#include "core/error.h"
+#include "distributed/cuda/nccl_communicator.h"
+
+namespace strata {
+
+NcclAvailability nccl_availability() {
+  NcclAvailability a;
+  a.reason = "strata was built without CUDA/NCCL (STRATA_CUDA=OFF or no nvcc at configure time)";
+  return a;
+}
+
+std::unique_ptr<Communicator> make_nccl_communicator(const LaunchEnv&) {
+  throw CommError("backend 'nccl': " + nccl_availability().reason);
+}
+
+}  // namespace strata

@@ -1,0 +1,216 @@
+// Every Communicator op over MPI, on whatever rank count mpirun gives (CTest runs
+// 2 and 4). Each rank fills its input from (rank, index) so that every rank can
+// compute the expected result itself.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "core/error.h"
+#include "distributed/launch_env.h"
+#include "distributed/mpi_communicator.h"
+#include "kernels/half.h"
+
+namespace strata {
+namespace {
+
+MpiCommunicator& comm() {
+  static MpiCommunicator c;  // one per process; MPI_Finalize runs at exit
+  return c;
+}
+
+// Small integers (exact in f16 and bf16 and in their sums up to 4 ranks).
+float value(int rank, size_t i) { return static_cast<float>(static_cast<int>((i * 7 + rank * 3) % 17) - 8); }
+
+float expected_sum(int size, size_t i) {
+  float s = 0;
+  for (int r = 0; r < size; ++r) s += value(r, i);
+  return s;
+}
+
+struct Case {
+  DType dtype;
+  ReduceOp op;
+  size_t count;
+};
+
+std::string name(const Case& c) {
+  return std::string(dtype_name(c.dtype)) + (c.op == ReduceOp::sum ? "_sum_" : "_avg_") + std::to_string(c.count);
+}
+
+std::vector<uint8_t> fill(DType t, int rank, size_t count, size_t offset = 0) {
+  std::vector<uint8_t> buf(count * dtype_size(t));
+  for (size_t i = 0; i < count; ++i) {
+    float v = value(rank, offset + i);
+    if (t == DType::f32) reinterpret_cast<float*>(buf.data())[i] = v;
+    if (t == DType::f16) reinterpret_cast<uint16_t*>(buf.data())[i] = float_to_f16_bits(v);
+    if (t == DType::bf16) reinterpret_cast<uint16_t*>(buf.data())[i] = float_to_bf16_bits(v);
+  }
+  return buf;
+}
+
+float read(DType t, const std::vector<uint8_t>& buf, size_t i) {
+  if (t == DType::f32) return reinterpret_cast<const float*>(buf.data())[i];
+  uint16_t b = reinterpret_cast<const uint16_t*>(buf.data())[i];
+  return t == DType::f16 ? f16_bits_to_float(b) : bf16_bits_to_float(b);
+}
+
+float expected(const Case& c, int size, size_t i) {
+  float s = expected_sum(size, i);
+  if (c.op == ReduceOp::sum) return s;
+  float a = s / static_cast<float>(size);
+  if (c.dtype == DType::f16) return f16_bits_to_float(float_to_f16_bits(a));
+  if (c.dtype == DType::bf16) return bf16_bits_to_float(float_to_bf16_bits(a));
+  return a;
+}
+
+float tol(DType t) { return t == DType::f32 ? 1e-6f : (t == DType::f16 ? 1e-3f : 1e-2f); }
+
+class Reduce : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Reduce, Allreduce) {
+  const Case c = GetParam();
+  auto& w = comm();
+  auto buf = fill(c.dtype, w.rank(), c.count);
+  w.allreduce(buf.data(), c.count, c.dtype, c.op);
+  for (size_t i = 0; i < c.count; ++i)
+    ASSERT_NEAR(read(c.dtype, buf, i), expected(c, w.size(), i), tol(c.dtype) * 8) << "i=" << i;
+}
+
+TEST_P(Reduce, AllreduceAsyncWait) {
+  const Case c = GetParam();
+  auto& w = comm();
+  auto a = fill(c.dtype, w.rank(), c.count);
+  auto b = fill(c.dtype, w.rank(), c.count);
+  auto ha = w.allreduce_async(a.data(), c.count, c.dtype, c.op);
+  auto hb = w.allreduce_async(b.data(), c.count, c.dtype, c.op);  // two in flight
+  while (!hb->test()) {
+  }
+  ha->wait();
+  EXPECT_TRUE(ha->test());
+  for (size_t i = 0; i < c.count; ++i) {
+    ASSERT_NEAR(read(c.dtype, a, i), expected(c, w.size(), i), tol(c.dtype) * 8) << "i=" << i;
+    ASSERT_NEAR(read(c.dtype, b, i), expected(c, w.size(), i), tol(c.dtype) * 8) << "i=" << i;
+  }
+}
+
+TEST_P(Reduce, ReduceScatter) {
+  const Case c = GetParam();
+  auto& w = comm();
+  size_t total = c.count * static_cast<size_t>(w.size());
+  auto send = fill(c.dtype, w.rank(), total);
+  std::vector<uint8_t> recv(c.count * dtype_size(c.dtype), 0xAB);
+  w.reduce_scatter(send.data(), recv.data(), c.count, c.dtype, c.op);
+  size_t base = static_cast<size_t>(w.rank()) * c.count;
+  for (size_t i = 0; i < c.count; ++i)
+    ASSERT_NEAR(read(c.dtype, recv, i), expected(c, w.size(), base + i), tol(c.dtype) * 8) << "i=" << i;
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> v;
+  for (DType t : {DType::f32, DType::f16, DType::bf16})
+    for (ReduceOp op : {ReduceOp::sum, ReduceOp::avg})
+      for (size_t n : {size_t{1}, size_t{7}, size_t{1001}, size_t{262147}}) v.push_back({t, op, n});
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Mpi, Reduce, ::testing::ValuesIn(cases()),
+                         [](const auto& info) { return name(info.param); });
+
+TEST(MpiCommunicator, RankSizeAndLaunchEnvAgree) {
+  auto& w = comm();
+  LaunchEnv e = read_launch_env();
+  EXPECT_EQ(e.source, "ompi-env");
+  EXPECT_EQ(e.rank, w.rank());
+  EXPECT_EQ(e.size, w.size());
+  EXPECT_EQ(e.local_rank, w.local_rank());
+  EXPECT_EQ(e.local_size, w.local_size());
+  EXPECT_EQ(w.backend(), "mpi");
+  EXPECT_GE(w.thread_level(), MPI_THREAD_FUNNELED);
+}
+
+TEST(MpiCommunicator, BroadcastFromEveryRoot) {
+  auto& w = comm();
+  for (int root = w.size() - 1; root >= 0; --root) {
+    for (DType t : {DType::f32, DType::bf16, DType::i64}) {
+      size_t n = 1003;
+      std::vector<uint8_t> buf(n * dtype_size(t));
+      for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<uint8_t>(i * 13 + w.rank() * 101);
+      w.broadcast(buf.data(), n, t, root);
+      for (size_t i = 0; i < buf.size(); ++i)
+        ASSERT_EQ(buf[i], static_cast<uint8_t>(i * 13 + root * 101)) << "root=" << root << " byte " << i;
+    }
+  }
+}
+
+TEST(MpiCommunicator, AllgatherSeparateAndInPlace) {
+  auto& w = comm();
+  for (size_t n : {size_t{1}, size_t{5}, size_t{4099}}) {
+    std::vector<float> send(n), recv(n * static_cast<size_t>(w.size()), -1.0f);
+    for (size_t i = 0; i < n; ++i) send[i] = value(w.rank(), i);
+    w.allgather(send.data(), recv.data(), n, DType::f32);
+    for (int r = 0; r < w.size(); ++r)
+      for (size_t i = 0; i < n; ++i) ASSERT_EQ(recv[r * n + i], value(r, i));
+    // in place: this rank's block already sits at rank * n
+    std::vector<float> inplace(n * static_cast<size_t>(w.size()), -1.0f);
+    for (size_t i = 0; i < n; ++i) inplace[w.rank() * n + i] = value(w.rank(), i);
+    w.allgather(inplace.data() + w.rank() * n, inplace.data(), n, DType::f32);
+    EXPECT_EQ(inplace, recv);
+  }
+}
+
+TEST(MpiCommunicator, IntegerSumAndAvgRejected) {
+  auto& w = comm();
+  std::vector<int64_t> v(9, w.rank() + 1);
+  w.allreduce(v.data(), v.size(), DType::i64, ReduceOp::sum);
+  for (auto x : v) EXPECT_EQ(x, int64_t{w.size()} * (w.size() + 1) / 2);
+  EXPECT_THROW(w.allreduce(v.data(), v.size(), DType::i32, ReduceOp::avg), CommError);
+}
+
+TEST(MpiCommunicator, HalfCustomOpMatchesConvert) {
+  auto& w = comm();
+  MpiOptions o;
+  o.half_reduce_op = true;
+  MpiCommunicator op_comm(o);
+  for (DType t : {DType::f16, DType::bf16}) {
+    Case c{t, ReduceOp::avg, 517};
+    auto buf = fill(t, w.rank(), c.count);
+    op_comm.allreduce(buf.data(), c.count, t, c.op);
+    for (size_t i = 0; i < c.count; ++i) ASSERT_NEAR(read(t, buf, i), expected(c, w.size(), i), 0.05f) << i;
+  }
+}
+
+TEST(MpiCommunicator, ProgressThreadAsync) {
+  auto& w = comm();
+  MpiOptions o;
+  o.progress_thread = true;
+  MpiCommunicator pc(o);
+  Case c{DType::f32, ReduceOp::sum, 100003};
+  auto a = fill(c.dtype, w.rank(), c.count);
+  auto h = pc.allreduce_async(a.data(), c.count, c.dtype, c.op);
+  h->wait();
+  for (size_t i = 0; i < c.count; ++i) ASSERT_EQ(read(c.dtype, a, i), expected(c, w.size(), i));
+  pc.barrier();
+}
+
+TEST(MpiCommunicator, BadRootIsCommError) {
+  auto& w = comm();
+  float x = 0;
+  try {
+    w.broadcast(&x, 1, DType::f32, w.size());
+    FAIL() << "no throw";
+  } catch (const CommError& e) {
+    EXPECT_NE(std::string(e.what()).find("root"), std::string::npos) << e.what();
+  }
+}
+
+TEST(MpiCommunicator, FactoryAutoPicksMpiUnderMpirun) {
+  auto c = make_communicator("auto");
+  EXPECT_EQ(c->backend(), comm().size() > 1 ? "mpi" : "single");
+  EXPECT_EQ(make_communicator("single")->backend(), "single");
+  EXPECT_THROW(make_communicator("gloo"), ConfigError);
+}
+
+}  // namespace
+}  // namespace strata
