@@ -24,7 +24,7 @@
 #   STRATA_NETNS_CACHE_BASE  per-node cache dirs are $BASE/<node>      ($STATE/cache)
 #   STRATA_NETNS_KEEPALIVE   "time interval probes" of the ORTE out-of-band TCP keepalive ("1 1 3")
 #   STRATA_NETNS_MTU      veth MTU (1500)
-#   MPIRUN                the mpirun to call (mpirun)
+#   STRATA_NETNS_MPIRUN   the mpirun to call (mpirun; e.g. scripts/strata-mpirun for strata's job defaults)
 set -euo pipefail
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -159,7 +159,7 @@ cmd_run() {
   # mpirun runs inside node 1 with node 1's hostname: Open MPI names nodes by hostname, and two
   # "nodes" sharing the machine's hostname crash the job (docs/multinode.md, pitfalls)
   exec ip netns exec "${NS[0]}" unshare --uts /bin/sh -c 'hostname "$1" && shift && exec "$@"' sh \
-    "${NODES[0]}" "${MPIRUN:-mpirun}" "${opts[@]}" "$@"
+    "${NODES[0]}" "${STRATA_NETNS_MPIRUN:-mpirun}" "${opts[@]}" "$@"
 }
 
 cmd_link() {   # up|down [node]

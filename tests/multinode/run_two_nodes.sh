@@ -4,7 +4,8 @@
 #             ranks in one network namespace and seeing their own STRATA_NODE/STRATA_CACHE_DIR,
 #             the int and the 16 MB allreduce right.
 #   linkdown  the same 4 ranks loop allreduces for 30 s; 4 s in, the second node's link goes down;
-#             mpirun must exit non-zero within 90 s instead of hanging.
+#             mpirun must exit non-zero within 90 s instead of hanging, and n2's orted and
+#             ranks must end by themselves within 30 s more.
 # Exit 77 (SKIPPED) without root or network namespaces. The cluster is brought down at the end.
 # Set STRATA_NETNS_PREFIX (CTest does) so that a developer's cluster is left alone.
 set -u
@@ -70,6 +71,12 @@ linkdown)
   [ "$rc" -ne 0 ] || fail "mpirun exited 0 although a node dropped off the network"
   [ "$(echo "$after <= 90" | bc)" = 1 ] || fail "mpirun took ${after} s (> 90 s) to notice the lost node"
   grep -q '^LOOP done' "$out" && fail "the loop completed although a node dropped off the network"
+  # the cut-off node cleans up after itself (its orted's keepalive notices too), link still down
+  ns2="$STRATA_NETNS_PREFIX-n2"
+  for _ in $(seq 300); do [ -z "$(ip netns pids "$ns2")" ] && break; sleep 0.1; done
+  left=$(ip netns pids "$ns2" | tr '\n' ' ')
+  echo "run_two_nodes: processes left in n2 (link still down): ${left:-none}"
+  [ -z "$left" ] || fail "n2's orted/ranks still alive 30 s after mpirun exited: $left"
   echo "run_two_nodes linkdown: PASS"
   ;;
 *) echo "usage: $0 hello|linkdown MPI_HELLO" >&2; exit 2 ;;
