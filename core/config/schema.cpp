@@ -1,0 +1,165 @@
+// The schema table: every key of TrainConfig, bound to its field. Adding a field
+// to train_config.h without a row here fails the field-count test in
+// tests/config; the docs drift test then asks for docs/configuration.md to be
+// regenerated.
+#include "core/config/schema.h"
+
+namespace strata {
+namespace {
+
+Range at_least(double lo) { return Range{lo, std::nullopt, false, false}; }
+Range above(double lo) { return Range{lo, std::nullopt, true, false}; }
+Range closed(double lo, double hi) { return Range{lo, hi, false, false}; }
+Range half_open(double lo, double hi) { return Range{lo, hi, false, true}; }
+Range open(double lo, double hi) { return Range{lo, hi, true, true}; }
+Range any() { return Range{}; }
+
+#define STRATA_BIND(member) [](TrainConfig& c) -> FieldRef { return &c.member; }
+
+ConfigKey key(std::string path, ValueKind kind, Range range, std::function<FieldRef(TrainConfig&)> f,
+              std::string doc) {
+  return ConfigKey{std::move(path), kind, {}, range, std::move(doc), std::move(f)};
+}
+ConfigKey choice(std::string path, std::vector<std::string> values,
+                 std::function<FieldRef(TrainConfig&)> f, std::string doc) {
+  return ConfigKey{std::move(path), ValueKind::Enum, std::move(values), {}, std::move(doc), std::move(f)};
+}
+
+const std::vector<std::string> kMonitors = {"val_loss", "val_accuracy", "train_loss", "train_accuracy"};
+
+std::vector<ConfigKey> build_schema() {
+  using K = ValueKind;
+  return {
+      // model
+      choice("model.name", {"mlp", "cnn"}, STRATA_BIND(model.name), "Architecture, built by the model registry"),
+      key("model.hidden", K::IntList, at_least(1), STRATA_BIND(model.hidden), "MLP hidden layer widths, input to output"),
+      key("model.channels", K::IntList, at_least(1), STRATA_BIND(model.channels),
+          "CNN conv-BN-ReLU-pool block widths, one block per entry"),
+      key("model.dropout", K::Float, half_open(0, 1), STRATA_BIND(model.dropout), "Dropout probability before each hidden/classifier layer"),
+      key("model.num_classes", K::Int, at_least(2), STRATA_BIND(model.num_classes), "Number of output classes"),
+      // data
+      key("data.train_url", K::String, any(), STRATA_BIND(data.train_url),
+          "Training shards: file://DIR, s3://BUCKET/PREFIX or http(s):// (a directory holding manifest.json)"),
+      key("data.test_url", K::String, any(), STRATA_BIND(data.test_url), "Test shards, same forms; empty = no test evaluation"),
+      key("data.val_fraction", K::Float, half_open(0, 1), STRATA_BIND(data.val_fraction),
+          "Fraction of the train set split off (deterministically, by seed) for validation; 0 = none"),
+      key("data.cache_dir", K::String, any(), STRATA_BIND(data.cache_dir), "Node-local directory where shards are staged"),
+      key("data.cache_bytes", K::Bytes, at_least(0), STRATA_BIND(data.cache_bytes),
+          "Cache capacity per node, an integer or a size such as 1GiB, 512MB"),
+      choice("data.cache_lifetime", {"job", "persistent"}, STRATA_BIND(data.cache_lifetime),
+             "job: cache emptied when the run ends; persistent: kept for later runs"),
+      key("data.batch_size", K::Int, at_least(1), STRATA_BIND(data.batch_size), "Samples per batch on each rank"),
+      key("data.shuffle_window", K::Int, at_least(0), STRATA_BIND(data.shuffle_window),
+          "Shards whose samples are shuffled together; 0 = shuffle the whole epoch"),
+      key("data.lookahead_bytes", K::Bytes, at_least(0), STRATA_BIND(data.lookahead_bytes),
+          "How far ahead of use the stager downloads shards"),
+      key("data.staging_threads", K::Int, at_least(1), STRATA_BIND(data.staging_threads), "Parallel shard downloads per node"),
+      key("data.decode_threads", K::Int, at_least(1), STRATA_BIND(data.decode_threads), "Threads decoding and batching samples per rank"),
+      key("data.normalize_mean", K::FloatList, any(), STRATA_BIND(data.normalize_mean),
+          "Per-channel mean subtracted from inputs scaled to [0, 1]; empty = no normalisation"),
+      key("data.normalize_std", K::FloatList, above(0), STRATA_BIND(data.normalize_std),
+          "Per-channel std inputs are divided by; same length as normalize_mean"),
+      choice("data.remainder", {"drop", "pad"}, STRATA_BIND(data.remainder),
+             "Last incomplete batch of an epoch: drop it, or pad it (padded samples carry no loss)"),
+      // optimizer
+      choice("optimizer.name", {"sgd", "adamw"}, STRATA_BIND(optimizer.name), "Optimizer"),
+      key("optimizer.lr", K::Float, above(0), STRATA_BIND(optimizer.lr), "Base learning rate (the schedule scales it)"),
+      key("optimizer.momentum", K::Float, half_open(0, 1), STRATA_BIND(optimizer.momentum), "SGD momentum"),
+      key("optimizer.nesterov", K::Bool, any(), STRATA_BIND(optimizer.nesterov), "SGD Nesterov momentum"),
+      key("optimizer.dampening", K::Float, closed(0, 1), STRATA_BIND(optimizer.dampening), "SGD momentum dampening"),
+      key("optimizer.weight_decay", K::Float, at_least(0), STRATA_BIND(optimizer.weight_decay),
+          "Weight decay (decoupled for AdamW, L2 for SGD)"),
+      key("optimizer.beta1", K::Float, half_open(0, 1), STRATA_BIND(optimizer.beta1), "AdamW first-moment decay"),
+      key("optimizer.beta2", K::Float, half_open(0, 1), STRATA_BIND(optimizer.beta2), "AdamW second-moment decay"),
+      key("optimizer.eps", K::Float, above(0), STRATA_BIND(optimizer.eps), "AdamW denominator epsilon"),
+      // schedule
+      choice("schedule.name", {"constant", "step", "multistep", "exponential", "cosine", "linear", "onecycle", "plateau"},
+             STRATA_BIND(schedule.name), "Learning-rate schedule, stepped once per optimizer step"),
+      key("schedule.warmup_steps", K::Int, at_least(0), STRATA_BIND(schedule.warmup_steps),
+          "Linear warmup steps before the schedule (not used by onecycle)"),
+      key("schedule.warmup_start_factor", K::Float, closed(0, 1), STRATA_BIND(schedule.warmup_start_factor),
+          "LR factor at the first warmup step"),
+      key("schedule.step_size", K::Int, at_least(1), STRATA_BIND(schedule.step_size), "step: multiply by gamma every step_size steps"),
+      key("schedule.milestones", K::IntList, at_least(0), STRATA_BIND(schedule.milestones),
+          "multistep: steps at which the LR is multiplied by gamma"),
+      key("schedule.gamma", K::Float, above(0), STRATA_BIND(schedule.gamma), "Decay factor of step, multistep and exponential (per step)"),
+      key("schedule.min_lr", K::Float, at_least(0), STRATA_BIND(schedule.min_lr), "Final LR of cosine and linear; floor of plateau"),
+      key("schedule.max_lr", K::Float, at_least(0), STRATA_BIND(schedule.max_lr), "onecycle peak LR; 0 = optimizer.lr"),
+      key("schedule.pct_start", K::Float, open(0, 1), STRATA_BIND(schedule.pct_start), "onecycle: fraction of steps spent rising"),
+      key("schedule.total_steps", K::Int, at_least(0), STRATA_BIND(schedule.total_steps),
+          "Steps the schedule spans; 0 = derived from trainer.epochs (or trainer.max_steps)"),
+      choice("schedule.plateau_monitor", kMonitors, STRATA_BIND(schedule.plateau_monitor), "plateau: metric watched after each evaluation"),
+      key("schedule.plateau_patience", K::Int, at_least(0), STRATA_BIND(schedule.plateau_patience),
+          "plateau: evaluations without improvement before the LR is cut"),
+      key("schedule.plateau_factor", K::Float, open(0, 1), STRATA_BIND(schedule.plateau_factor), "plateau: LR multiplier on a cut"),
+      key("schedule.plateau_threshold", K::Float, at_least(0), STRATA_BIND(schedule.plateau_threshold),
+          "plateau: relative change that counts as an improvement"),
+      choice("schedule.plateau_mode", {"min", "max"}, STRATA_BIND(schedule.plateau_mode), "plateau: whether lower or higher is better"),
+      // precision
+      choice("precision.dtype", {"fp32", "fp16", "bf16"}, STRATA_BIND(precision.dtype),
+             "Compute dtype of matmul/conv inputs and activations; master weights stay fp32"),
+      key("precision.init_scale", K::Float, above(0), STRATA_BIND(precision.init_scale), "fp16: initial loss scale"),
+      key("precision.growth_factor", K::Float, above(1), STRATA_BIND(precision.growth_factor), "fp16: scale multiplier after growth_interval clean steps"),
+      key("precision.backoff_factor", K::Float, open(0, 1), STRATA_BIND(precision.backoff_factor), "fp16: scale multiplier on inf/NaN (the step is skipped)"),
+      key("precision.growth_interval", K::Int, at_least(1), STRATA_BIND(precision.growth_interval), "fp16: clean steps before the scale grows"),
+      // trainer
+      key("trainer.epochs", K::Int, at_least(1), STRATA_BIND(trainer.epochs), "Passes over the training set"),
+      key("trainer.accumulate", K::Int, at_least(1), STRATA_BIND(trainer.accumulate), "Micro-batches accumulated per optimizer step"),
+      key("trainer.eval_every_epochs", K::Int, at_least(0), STRATA_BIND(trainer.eval_every_epochs), "Evaluate every N epochs; 0 = never"),
+      key("trainer.eval_every_steps", K::Int, at_least(0), STRATA_BIND(trainer.eval_every_steps), "Also evaluate every N optimizer steps; 0 = never"),
+      key("trainer.threads", K::Int, at_least(0), STRATA_BIND(trainer.threads), "CPU compute threads per rank; 0 = all cores / local ranks"),
+      key("trainer.max_steps", K::Int, at_least(0), STRATA_BIND(trainer.max_steps), "Stop after this many optimizer steps; 0 = no limit"),
+      // clipping
+      key("clipping.max_norm", K::Float, at_least(0), STRATA_BIND(clipping.max_norm), "Clip the global gradient L2 norm to this; 0 = off"),
+      // early_stopping
+      key("early_stopping.enabled", K::Bool, any(), STRATA_BIND(early_stopping.enabled), "Stop when the monitored metric stops improving"),
+      choice("early_stopping.monitor", kMonitors, STRATA_BIND(early_stopping.monitor),
+             "Metric watched (also ranks checkpoints for checkpoint.keep_best)"),
+      choice("early_stopping.mode", {"min", "max"}, STRATA_BIND(early_stopping.mode), "Whether lower or higher is better"),
+      key("early_stopping.patience", K::Int, at_least(1), STRATA_BIND(early_stopping.patience), "Evaluations without improvement before stopping"),
+      key("early_stopping.min_delta", K::Float, at_least(0), STRATA_BIND(early_stopping.min_delta), "Smallest change that counts as an improvement"),
+      key("early_stopping.restore_best", K::Bool, any(), STRATA_BIND(early_stopping.restore_best), "Restore the best weights when training stops"),
+      // checkpoint
+      key("checkpoint.every_steps", K::Int, at_least(0), STRATA_BIND(checkpoint.every_steps), "Save every N optimizer steps; 0 = never"),
+      key("checkpoint.every_epochs", K::Int, at_least(0), STRATA_BIND(checkpoint.every_epochs), "Save every N epochs; 0 = never"),
+      key("checkpoint.keep_last", K::Int, at_least(0), STRATA_BIND(checkpoint.keep_last), "Most recent checkpoints kept; 0 = keep all"),
+      key("checkpoint.keep_best", K::Bool, any(), STRATA_BIND(checkpoint.keep_best), "Also keep the best checkpoint by early_stopping.monitor"),
+      key("checkpoint.resume", K::String, any(), STRATA_BIND(checkpoint.resume),
+          "\"\" = start fresh; auto = latest checkpoint in the run directory if any; else a checkpoint path"),
+      // logging
+      key("logging.every_steps", K::Int, at_least(1), STRATA_BIND(logging.every_steps), "Log training metrics every N optimizer steps"),
+      key("logging.tensorboard", K::Bool, any(), STRATA_BIND(logging.tensorboard), "Write TensorBoard event files into the run directory"),
+      choice("logging.console", {"auto", "plain", "off"}, STRATA_BIND(logging.console),
+             "Console output: auto = progress bar on a terminal, plain lines otherwise"),
+      // top level
+      key("seed", K::Int, at_least(0), STRATA_BIND(seed), "Seed of every random stream (init, shuffle, dropout, split)"),
+  };
+}
+
+#undef STRATA_BIND
+
+}  // namespace
+
+const std::vector<ConfigKey>& config_schema() {
+  static const std::vector<ConfigKey> schema = build_schema();
+  return schema;
+}
+
+const std::vector<ConfigSection>& config_sections() {
+  static const std::vector<ConfigSection> sections = {
+      {"model", "Network architecture"},
+      {"data", "Datasets, the node-local shard cache and the loader"},
+      {"optimizer", "Optimizer and its hyperparameters"},
+      {"schedule", "Learning-rate schedule"},
+      {"precision", "Mixed precision and the fp16 loss scaler"},
+      {"trainer", "Training loop"},
+      {"clipping", "Gradient clipping"},
+      {"early_stopping", "Early stopping on a validation metric"},
+      {"checkpoint", "Checkpoints in <run-dir>/checkpoints"},
+      {"logging", "Metrics, TensorBoard and console output"},
+      {"", "Top-level keys"},
+  };
+  return sections;
+}
+
+}  // namespace strata

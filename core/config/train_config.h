@@ -1,0 +1,138 @@
+// TrainConfig: the typed configuration of one training run, one struct per YAML
+// section. The default member initialisers below are the defaults; the schema
+// (schema.cpp) binds every field to its dotted key, type, validator and doc line,
+// and the parser, resolved.yaml writer and docs generator all read that schema.
+// Enumerated keys are kept as validated strings (the schema lists their values),
+// so a new value needs one edit in the schema, not an enum plus name tables.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace strata {
+
+struct ModelConfig {
+  std::string name = "mlp";                   // mlp | cnn
+  std::vector<int64_t> hidden = {256, 128};   // MLP hidden widths
+  std::vector<int64_t> channels = {32, 64};   // CNN conv block widths
+  double dropout = 0.0;
+  int64_t num_classes = 10;
+  bool operator==(const ModelConfig&) const = default;
+};
+
+struct DataConfig {
+  std::string train_url;
+  std::string test_url;
+  double val_fraction = 0.0;
+  std::string cache_dir = "/tmp/strata-cache";
+  int64_t cache_bytes = int64_t{4} << 30;
+  std::string cache_lifetime = "job";          // job | persistent
+  int64_t batch_size = 128;                    // per rank
+  int64_t shuffle_window = 0;
+  int64_t lookahead_bytes = int64_t{512} << 20;
+  int64_t staging_threads = 4;
+  int64_t decode_threads = 2;
+  std::vector<double> normalize_mean;
+  std::vector<double> normalize_std;
+  std::string remainder = "drop";              // drop | pad
+  bool operator==(const DataConfig&) const = default;
+};
+
+struct OptimizerConfig {
+  std::string name = "adamw";                  // sgd | adamw
+  double lr = 1e-3;
+  double momentum = 0.9;
+  bool nesterov = false;
+  double dampening = 0.0;
+  double weight_decay = 0.01;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  bool operator==(const OptimizerConfig&) const = default;
+};
+
+struct ScheduleConfig {
+  std::string name = "constant";  // constant|step|multistep|exponential|cosine|linear|onecycle|plateau
+  int64_t warmup_steps = 0;
+  double warmup_start_factor = 0.0;
+  int64_t step_size = 1000;
+  std::vector<int64_t> milestones;
+  double gamma = 0.1;
+  double min_lr = 0.0;
+  double max_lr = 0.0;
+  double pct_start = 0.3;
+  int64_t total_steps = 0;
+  std::string plateau_monitor = "val_loss";
+  int64_t plateau_patience = 10;
+  double plateau_factor = 0.1;
+  double plateau_threshold = 1e-4;
+  std::string plateau_mode = "min";            // min | max
+  bool operator==(const ScheduleConfig&) const = default;
+};
+
+struct PrecisionConfig {
+  std::string dtype = "fp32";                  // fp32 | fp16 | bf16
+  double init_scale = 65536.0;
+  double growth_factor = 2.0;
+  double backoff_factor = 0.5;
+  int64_t growth_interval = 2000;
+  bool operator==(const PrecisionConfig&) const = default;
+};
+
+struct TrainerConfig {
+  int64_t epochs = 10;
+  int64_t accumulate = 1;
+  int64_t eval_every_epochs = 1;
+  int64_t eval_every_steps = 0;
+  int64_t threads = 0;
+  int64_t max_steps = 0;
+  bool operator==(const TrainerConfig&) const = default;
+};
+
+struct ClippingConfig {
+  double max_norm = 0.0;
+  bool operator==(const ClippingConfig&) const = default;
+};
+
+struct EarlyStoppingConfig {
+  bool enabled = false;
+  std::string monitor = "val_loss";
+  std::string mode = "min";                    // min | max
+  int64_t patience = 5;
+  double min_delta = 0.0;
+  bool restore_best = true;
+  bool operator==(const EarlyStoppingConfig&) const = default;
+};
+
+struct CheckpointConfig {
+  int64_t every_steps = 0;
+  int64_t every_epochs = 1;
+  int64_t keep_last = 3;
+  bool keep_best = true;
+  std::string resume;                          // "" | auto | PATH
+  bool operator==(const CheckpointConfig&) const = default;
+};
+
+struct LoggingConfig {
+  int64_t every_steps = 50;
+  bool tensorboard = true;
+  std::string console = "auto";                // auto | plain | off
+  bool operator==(const LoggingConfig&) const = default;
+};
+
+struct TrainConfig {
+  ModelConfig model;
+  DataConfig data;
+  OptimizerConfig optimizer;
+  ScheduleConfig schedule;
+  PrecisionConfig precision;
+  TrainerConfig trainer;
+  ClippingConfig clipping;
+  EarlyStoppingConfig early_stopping;
+  CheckpointConfig checkpoint;
+  LoggingConfig logging;
+  int64_t seed = 42;
+  bool operator==(const TrainConfig&) const = default;
+};
+
+}  // namespace strata
