@@ -256,7 +256,13 @@ void ShardCache::download_verified(const ShardInfo& shard) {
       throw;
     }
     if (got == shard.checksum) {
+      // Admit and drop the reservation in one step under the cache lock, so a
+      // concurrent scan never counts the shard twice (and evicts for nothing).
+      FileLock cache_lock(opts_.dir / ".locks" / "cache.lock");
+      cache_lock.lock_exclusive();
       fs::rename(tmp, shard_path(shard.name));  // atomic: a shard file is always whole and verified
+      std::error_code ec;
+      fs::remove(reservation, ec);
       return;
     }
     std::error_code ec;
