@@ -14,6 +14,8 @@
 
 using namespace strata;
 
+#include "tests/training/schedule_golden.inc"
+
 namespace {
 constexpr double kPi = std::numbers::pi;
 void expect_lr(const LrSchedule& s, int64_t step, double want) {
@@ -227,4 +229,34 @@ TEST(Schedule, FactoryErrorsNameTheKey) {
   o.warmup_steps = 0;
   o.plateau_mode = "lowest";
   EXPECT_THROW(make_schedule(o, 0.1), ConfigError);
+}
+
+// The same schedules as PyTorch's (values from gen_schedule_golden.py). PyTorch's
+// chainable forms accumulate rounding, hence the relative tolerance.
+namespace {
+void expect_matches(const LrSchedule& s, const std::vector<double>& golden, const char* what) {
+  for (size_t t = 0; t < golden.size(); ++t)
+    EXPECT_NEAR(s.lr(static_cast<int64_t>(t)), golden[t], 1e-9 * golden[t] + 1e-15) << what << " at step " << t;
+}
+}  // namespace
+
+TEST(Schedule, MatchesPyTorch) {
+  expect_matches(StepSchedule(0.1, 7, 0.5), kTorch_step, "StepLR");
+  expect_matches(MultiStepSchedule(0.2, {5, 12, 30}, 0.3), kTorch_multistep, "MultiStepLR");
+  expect_matches(ExponentialSchedule(0.05, 0.95), kTorch_exponential, "ExponentialLR");
+  expect_matches(OneCycleSchedule(0.3, 50, 0.25, 10, 100), kTorch_onecycle, "OneCycleLR");
+  expect_matches(CosineSchedule(0.1, 10, 0.1, 50, 0.001), kTorch_cosine, "LinearLR+CosineAnnealingLR");
+  expect_matches(WarmupSchedule(std::make_unique<StepSchedule>(0.4, 5, 0.5), 8, 0.25), kTorch_warmup_step,
+                 "LinearLR+StepLR");
+  PlateauOptions o;
+  o.patience = 2;
+  o.factor = 0.5;
+  o.threshold = 0.1;
+  o.cooldown = 1;
+  o.min_lr = 0.2;
+  ReduceOnPlateauSchedule p(1.0, o);
+  for (size_t i = 0; i < kTorch_plateau.size(); ++i) {
+    EXPECT_DOUBLE_EQ(p.lr(static_cast<int64_t>(i)), kTorch_plateau[i]) << "ReduceLROnPlateau before metric " << i;
+    p.observe(kTorch_plateau_metrics[i]);
+  }
 }
