@@ -41,12 +41,7 @@ void Loader::init() {
   if (batches_per_epoch() == 0)
     throw ConfigError("loader: dataset " + opts_.url + " has " + std::to_string(m.total_samples()) +
                       " samples, fewer than one global batch of " + std::to_string(global_batch()));
-  int64_t need = required_cache_bytes(0);
-  if (opts_.cache_bytes < need)
-    throw ConfigError("loader: cache capacity " + std::to_string(opts_.cache_bytes) + " bytes is smaller than the " +
-                      std::to_string(need) + " bytes that must be in the cache at once (look-ahead " +
-                      std::to_string(opts_.lookahead_bytes) + " + shards in use by " + std::to_string(ring()) +
-                      " batches, x" + std::to_string(opts_.local_ranks) + " local ranks)");
+  check_capacity(required_cache_bytes(0), 0);
 }
 
 int Loader::ring() const { return opts_.ring_batches > 0 ? opts_.ring_batches : opts_.decode_threads + 2; }
@@ -78,15 +73,38 @@ int64_t Loader::required_cache_bytes(int64_t epoch) const {
   return (in_use + opts_.lookahead_bytes) * std::max(opts_.local_ranks, 1);
 }
 
+void Loader::check_capacity(int64_t need, int64_t epoch) const {
+  if (opts_.cache_bytes < need)
+    throw ConfigError("loader: cache capacity " + std::to_string(opts_.cache_bytes) + " bytes is smaller than the " +
+                      std::to_string(need) + " bytes that must be in the cache at once in epoch " +
+                      std::to_string(epoch) + " (look-ahead " + std::to_string(opts_.lookahead_bytes) +
+                      " + shards in use by " + std::to_string(ring()) + " batches, x" +
+                      std::to_string(opts_.local_ranks) + " local ranks)");
+}
+
 void Loader::start_at(int64_t epoch, int64_t step) {
   pipeline_.reset();
+  // The order of this epoch was usually computed already, as the "next" epoch.
+  std::vector<SampleRef> order;
+  if (next_order_epoch_ == epoch) {
+    auto from = std::min<size_t>(static_cast<size_t>(step * opts_.batch_size), next_order_.size());
+    order.assign(next_order_.begin() + static_cast<std::ptrdiff_t>(from), next_order_.end());
+  } else {
+    order = rank_order_of(epoch, step);
+  }
+  StagingPlan plan(order, cache_->manifest());
+  check_capacity((plan.max_bytes_in_span(static_cast<int64_t>(ring()) * opts_.batch_size) + opts_.lookahead_bytes) *
+                     std::max(opts_.local_ranks, 1),
+                 epoch);
   epoch_ = epoch;
   start_step_ = step;
   started_ = true;
   // The next epoch's first uses let eviction keep what the next epoch opens with.
-  auto next = rank_order_of(epoch + 1, 0);
+  next_order_ = rank_order_of(epoch + 1, 0);
+  next_order_epoch_ = epoch + 1;
   next_epoch_first_use_.assign(shard_samples_.size(), -1);
-  for (size_t p = next.size(); p-- > 0;) next_epoch_first_use_[static_cast<size_t>(next[p].shard)] = static_cast<int64_t>(p);
+  for (size_t p = next_order_.size(); p-- > 0;)
+    next_epoch_first_use_[static_cast<size_t>(next_order_[p].shard)] = static_cast<int64_t>(p);
   PipelineConfig cfg;
   cfg.batch = opts_.batch_size;
   cfg.lookahead_bytes = opts_.lookahead_bytes;
@@ -94,16 +112,12 @@ void Loader::start_at(int64_t epoch, int64_t step) {
   cfg.decode_threads = opts_.decode_threads;
   cfg.ring = ring();
   cfg.next_epoch_first_use = next_epoch_first_use_;
-  pipeline_ = std::make_unique<PrefetchPipeline>(*cache_, cache_->manifest().schema, transforms_,
-                                                 rank_order_of(epoch, step), cfg);
+  pipeline_ = std::make_unique<PrefetchPipeline>(*cache_, cache_->manifest().schema, transforms_, std::move(order),
+                                                 std::move(plan), cfg);
 }
 
 void Loader::start_epoch(int64_t epoch) {
   if (epoch < 0) throw ConfigError("loader: epoch must be >= 0");
-  int64_t need = required_cache_bytes(epoch);
-  if (opts_.cache_bytes < need)
-    throw ConfigError("loader: cache capacity " + std::to_string(opts_.cache_bytes) + " bytes is smaller than the " +
-                      std::to_string(need) + " bytes epoch " + std::to_string(epoch) + " needs in the cache at once");
   reset_metrics();
   start_at(epoch, 0);
 }

@@ -69,6 +69,7 @@ class Loader : public strata::BatchSource {
   void init();
   void reset_metrics();
   void start_at(int64_t epoch, int64_t step);
+  void check_capacity(int64_t need, int64_t epoch) const;
   OrderOptions order_options() const;
   std::vector<SampleRef> rank_order_of(int64_t epoch, int64_t first_step) const;
   int ring() const;
@@ -80,6 +81,8 @@ class Loader : public strata::BatchSource {
   std::vector<int64_t> shard_samples_;
   std::unique_ptr<PrefetchPipeline> pipeline_;
   std::vector<int64_t> next_epoch_first_use_;  // per shard, -1 = unused
+  std::vector<SampleRef> next_order_;          // rank order of epoch next_order_epoch_, kept for reuse
+  int64_t next_order_epoch_ = -1;
   int64_t epoch_ = 0;
   int64_t start_step_ = 0;
   bool started_ = false;

@@ -9,12 +9,12 @@ namespace strata::data {
 
 PrefetchPipeline::PrefetchPipeline(ShardCache& cache, const std::vector<FieldSpec>& schema,
                                    const std::vector<FieldTransform>& transforms, std::vector<SampleRef> order,
-                                   PipelineConfig cfg)
+                                   StagingPlan plan, PipelineConfig cfg)
     : cache_(cache),
       schema_(schema),
       transforms_(transforms),
       order_(std::move(order)),
-      plan_(order_, cache.manifest()),
+      plan_(std::move(plan)),
       cfg_(cfg) {
   if (cfg_.batch < 1) throw ConfigError("loader: batch size must be >= 1");
   cfg_.ring = std::max(cfg_.ring, 1);

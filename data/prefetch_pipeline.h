@@ -42,7 +42,7 @@ struct PipelineConfig {
 class PrefetchPipeline {
  public:
   PrefetchPipeline(ShardCache& cache, const std::vector<FieldSpec>& schema, const std::vector<FieldTransform>& transforms,
-                   std::vector<SampleRef> order, PipelineConfig cfg);
+                   std::vector<SampleRef> order, StagingPlan plan, PipelineConfig cfg);
   ~PrefetchPipeline();
   PrefetchPipeline(const PrefetchPipeline&) = delete;
   PrefetchPipeline& operator=(const PrefetchPipeline&) = delete;

@@ -1,16 +1,28 @@
 #include "data/staging_plan.h"
 
 #include <algorithm>
-#include <map>
+#include <unordered_map>
 
 namespace strata::data {
 
 StagingPlan::StagingPlan(const std::vector<SampleRef>& order, const Manifest& manifest)
     : use_at_(order.size()), uses_of_shard_(manifest.shards.size()) {
-  std::map<std::pair<int32_t, int32_t>, int32_t> index;  // (shard, segment) -> use
+  std::unordered_map<uint64_t, int32_t> index;  // (shard, segment) -> use
+  uint64_t last_key = UINT64_MAX;
+  int32_t last_use = -1;
   for (size_t p = 0; p < order.size(); ++p) {
-    auto key = std::make_pair(order[p].shard, order[p].segment);
+    const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(order[p].shard)) << 32) |
+                         static_cast<uint32_t>(order[p].segment);
+    if (key == last_key) {  // runs of one shard are common: skip the hash lookup
+      ShardUse& u = uses_[static_cast<size_t>(last_use)];
+      u.last = static_cast<int64_t>(p);
+      u.samples++;
+      use_at_[p] = last_use;
+      continue;
+    }
     auto [it, fresh] = index.emplace(key, static_cast<int32_t>(uses_.size()));
+    last_key = key;
+    last_use = it->second;
     if (fresh) {
       ShardUse u;
       u.shard = order[p].shard;
