@@ -20,7 +20,7 @@ namespace {
 
 struct NCS {
   int64_t N, C, S;
-  explicit NCS(const Shape& s) : N(s[0]), C(s[1]), S(shape_numel(s) / (s[0] * s[1])) {}
+  explicit NCS(const Shape& s) : N(s[0]), C(s[1]), S(s[0] != 0 && s[1] != 0 ? shape_numel(s) / (s[0] * s[1]) : 0) {}
   int64_t grain() const { return std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, N * S)); }
 };
 
@@ -119,6 +119,7 @@ void batch_norm_backward(const OpAttrs& a, const TensorView* in, const TensorVie
 }
 
 void layer_norm_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
+  if (in[0].shape.back() == 0) return;  // no row to normalise
   int64_t n = in[0].shape.back(), rows = in[0].numel() / n;
   const float *x = F(in[0]), *gamma = F(in[1]), *beta = F(in[2]);
   float *y = F(out[0]), *mean_out = F(out[1]), *rstd_out = F(out[2]);
@@ -140,6 +141,7 @@ void layer_norm_forward(const OpAttrs& a, const TensorView* in, TensorView* out)
 
 void layer_norm_backward(const OpAttrs&, const TensorView* in, const TensorView* out, const TensorView& gout,
                          TensorView* gin) {
+  if (in[0].shape.back() == 0) return;  // no row to normalise
   int64_t n = in[0].shape.back(), rows = in[0].numel() / n;
   const float *x = F(in[0]), *gamma = F(in[1]), *go = F(gout), *mean = F(out[1]), *rstd = F(out[2]);
   if (gin[0].defined()) {

@@ -40,6 +40,7 @@ void check_label(int64_t y, int64_t i, int64_t C) {
 }  // namespace
 
 void softmax_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
+  if (in[0].numel() == 0) return;
   int64_t n = in[0].shape.back(), rows = in[0].numel() / n;
   const float* x = F(in[0]);
   float* y = F(out[0]);
@@ -53,6 +54,7 @@ void softmax_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
 }
 
 void softmax_backward(const OpAttrs&, const TensorView* in, const TensorView* out, const TensorView& g, TensorView* gin) {
+  if (in[0].numel() == 0) return;
   if (!gin[0].defined()) return;
   int64_t n = in[0].shape.back(), rows = in[0].numel() / n;
   const float* y = F(out[0]);
@@ -70,6 +72,7 @@ void softmax_backward(const OpAttrs&, const TensorView* in, const TensorView* ou
 }
 
 void log_softmax_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
+  if (in[0].numel() == 0) return;
   int64_t n = in[0].shape.back(), rows = in[0].numel() / n;
   const float* x = F(in[0]);
   float* y = F(out[0]);
@@ -85,6 +88,7 @@ void log_softmax_forward(const OpAttrs&, const TensorView* in, TensorView* out) 
 }
 
 void log_softmax_backward(const OpAttrs&, const TensorView* in, const TensorView* out, const TensorView& g, TensorView* gin) {
+  if (in[0].numel() == 0) return;
   if (!gin[0].defined()) return;
   int64_t n = in[0].shape.back(), rows = in[0].numel() / n;
   const float* y = F(out[0]);

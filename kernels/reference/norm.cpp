@@ -10,7 +10,7 @@ namespace {
 // x[N, C, S...] viewed as N x C x S
 struct NCS {
   int64_t N, C, S;
-  explicit NCS(const Shape& s) : N(s[0]), C(s[1]), S(shape_numel(s) / (s[0] * s[1])) {}
+  explicit NCS(const Shape& s) : N(s[0]), C(s[1]), S(s[0] != 0 && s[1] != 0 ? shape_numel(s) / (s[0] * s[1]) : 0) {}
   int64_t at(int64_t n, int64_t c, int64_t s) const { return (n * C + c) * S + s; }
 };
 
@@ -78,6 +78,7 @@ void batch_norm_backward(const OpAttrs& a, const TensorView* in, const TensorVie
 }
 
 void layer_norm_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
+  if (in[0].shape.back() == 0) return;  // no row to normalise
   int64_t Dn = in[0].shape.back(), rows = in[0].numel() / Dn;
   for (int64_t r = 0; r < rows; ++r) {
     const double* x = D(in[0]) + r * Dn;
@@ -95,6 +96,7 @@ void layer_norm_forward(const OpAttrs& a, const TensorView* in, TensorView* out)
 // dx = rstd (dxhat - mean(dxhat) - xhat mean(dxhat xhat)), dxhat = g gamma
 void layer_norm_backward(const OpAttrs&, const TensorView* in, const TensorView* out, const TensorView& gout,
                          TensorView* gin) {
+  if (in[0].shape.back() == 0) return;  // no row to normalise
   int64_t Dn = in[0].shape.back(), rows = in[0].numel() / Dn;
   for (int k = 1; k < 3; ++k)
     if (gin[k].defined())

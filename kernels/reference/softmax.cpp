@@ -26,6 +26,7 @@ void log_softmax_row(const double* x, double* y, int64_t n) {
 }  // namespace
 
 void softmax_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
+  if (in[0].numel() == 0) return;
   int64_t n = cols_of(in[0]), rows = in[0].numel() / n;
   for (int64_t r = 0; r < rows; ++r) {
     double* y = D(out[0]) + r * n;
@@ -36,6 +37,7 @@ void softmax_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
 
 // dx = y * (g - sum(g * y))
 void softmax_backward(const OpAttrs&, const TensorView* in, const TensorView* out, const TensorView& g, TensorView* gin) {
+  if (in[0].numel() == 0) return;
   if (!gin[0].defined()) return;
   int64_t n = cols_of(in[0]), rows = in[0].numel() / n;
   for (int64_t r = 0; r < rows; ++r) {
@@ -48,12 +50,14 @@ void softmax_backward(const OpAttrs&, const TensorView* in, const TensorView* ou
 }
 
 void log_softmax_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
+  if (in[0].numel() == 0) return;
   int64_t n = cols_of(in[0]), rows = in[0].numel() / n;
   for (int64_t r = 0; r < rows; ++r) log_softmax_row(D(in[0]) + r * n, D(out[0]) + r * n, n);
 }
 
 // dx = g - exp(y) * sum(g)
 void log_softmax_backward(const OpAttrs&, const TensorView* in, const TensorView* out, const TensorView& g, TensorView* gin) {
+  if (in[0].numel() == 0) return;
   if (!gin[0].defined()) return;
   int64_t n = cols_of(in[0]), rows = in[0].numel() / n;
   for (int64_t r = 0; r < rows; ++r) {

@@ -14,6 +14,7 @@ std::vector<OpCase> last_axis_cases() {
       {"rows", {{{5, 9}, false, 1, -3, 3}}, {}},
       {"batched", {{{2, 3, 4}, false, 1, -3, 3}}, {}},
       {"one-col", {{{4, 1}}}, {}},
+      {"empty-batch", {{{0, 6}}}, {}},
       {"large", {{{64, 1031}, false, 1, -6, 6}}, {}},
   };
 }
