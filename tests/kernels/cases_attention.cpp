@@ -1,0 +1,28 @@
+#include "op_cases.h"
+
+namespace strata::testing {
+namespace {
+
+OpAttrs scaled(double s) {
+  OpAttrs a;
+  a.scale = s;
+  return a;
+}
+
+}  // namespace
+
+STRATA_OP_CASES(sdpa) {
+  return {
+      {"small", {{{1, 1, 4, 3}}, {{1, 1, 4, 3}}, {{1, 1, 4, 3}}}, {}},
+      {"heads", {{{2, 3, 5, 4}}, {{2, 3, 5, 4}}, {{2, 3, 5, 4}}}, {}},
+      {"one-step", {{{2, 2, 1, 4}}, {{2, 2, 1, 4}}, {{2, 2, 1, 4}}}, {}},
+      {"value-dim", {{{1, 2, 6, 3}}, {{1, 2, 6, 3}}, {{1, 2, 6, 5}}}, {}},
+      {"scale", {{{2, 1, 7, 4}}, {{2, 1, 7, 4}}, {{2, 1, 7, 4}}}, scaled(0.9)},
+      // fast path: heads split over threads
+      {"large", {{{2, 2, 48, 32}}, {{2, 2, 48, 32}}, {{2, 2, 48, 32}}}, {}},
+      // one head: multithreaded GEMMs instead
+      {"large-one-head", {{{1, 1, 96, 48}}, {{1, 1, 96, 48}}, {{1, 1, 96, 48}}}, {}},
+  };
+}
+
+}  // namespace strata::testing
