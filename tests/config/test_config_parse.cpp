@@ -5,14 +5,12 @@
 #include <string>
 
 #include "core/config/config.h"
+#include "source_dir.h"
 
 namespace strata {
 namespace {
 
-std::string source_dir() {
-  const char* dir = std::getenv("STRATA_SOURCE_DIR");
-  return dir ? dir : ".";
-}
+std::string source_dir() { return strata_test_source_dir(); }
 
 TEST(ConfigParse, EmptyTextGivesDefaults) {
   EXPECT_EQ(parse_config(""), TrainConfig{});

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/config/config.h"
+#include "source_dir.h"
 
 namespace strata {
 namespace {
@@ -79,14 +80,21 @@ TEST(ConfigSchema, NearestKey) {
 }
 
 TEST(ConfigDocs, CommittedFileMatchesTheSchema) {
-  const char* dir = std::getenv("STRATA_SOURCE_DIR");
-  ASSERT_NE(dir, nullptr) << "STRATA_SOURCE_DIR is not set (run through ctest)";
-  std::ifstream in(std::string(dir) + "/docs/configuration.md");
+  const std::string path = strata_test_source_dir() + "/docs/configuration.md";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << "cannot read " << path;
   std::stringstream ss;
   ss << in.rdbuf();
-  EXPECT_TRUE(ss.str() == config_docs_markdown())
-      << "docs/configuration.md is out of date with core/config/schema.cpp; regenerate it with\n"
-         "  cmake --build <build> --target strata-config-docs && <build>/bin/strata-config-docs > docs/configuration.md";
+  const std::string committed = ss.str(), generated = config_docs_markdown();
+  // The first line that differs, to show what drifted.
+  std::istringstream a(committed), b(generated);
+  std::string la, lb;
+  int line = 1;
+  while (std::getline(a, la) && std::getline(b, lb) && la == lb) ++line;
+  EXPECT_TRUE(committed == generated)
+      << "docs/configuration.md is out of date with core/config/schema.cpp (first difference at line " << line
+      << ":\n  committed: " << la << "\n  generated: " << lb << ")\nRegenerate it with\n"
+      << "  cmake --build <build> --target strata-config-docs && <build>/bin/strata-config-docs > docs/configuration.md";
 }
 
 TEST(ConfigDocs, EveryKeyHasARow) {
