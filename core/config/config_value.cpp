@@ -89,11 +89,17 @@ bool Range::contains(double v) const {
 }
 
 std::string Range::describe() const {
-  if (lo && hi)
-    return std::string(lo_open ? "(" : "[") + format_number(*lo) + ", " + format_number(*hi) + (hi_open ? ")" : "]");
-  if (lo) return std::string(lo_open ? "> " : ">= ") + format_number(*lo);
-  if (hi) return std::string(hi_open ? "< " : "<= ") + format_number(*hi);
-  return "";
+  // Built by append: GCC 12 warns falsely (-Wrestrict, PR 105651) on operator+ chains here.
+  std::string out;
+  if (lo && hi) {
+    out.append(lo_open ? "(" : "[").append(format_number(*lo)).append(", ").append(format_number(*hi));
+    out.append(hi_open ? ")" : "]");
+  } else if (lo) {
+    out.append(lo_open ? "> " : ">= ").append(format_number(*lo));
+  } else if (hi) {
+    out.append(hi_open ? "< " : "<= ").append(format_number(*hi));
+  }
+  return out;
 }
 
 std::string ConfigKey::section() const {
