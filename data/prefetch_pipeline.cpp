@@ -160,7 +160,7 @@ void PrefetchPipeline::collate(int64_t k, Slot& slot, std::unique_lock<std::mute
     if (it == needed.end()) needed.emplace_back(u, 1);
     else it->second++;
   }
-  std::vector<std::shared_ptr<const ShardData>> data(plan_.uses().size() > 0 ? needed.size() : 0);
+  std::vector<std::shared_ptr<const MappedShard>> data(plan_.uses().size() > 0 ? needed.size() : 0);
   for (size_t n = 0; n < needed.size(); ++n) {
     Use& use = uses_[static_cast<size_t>(needed[n].first)];
     cv_decode_.wait(lk, [&] { return stop_ || error_ || (use.state != UseState::kIdle && use.state != UseState::kStaging); });
@@ -169,9 +169,9 @@ void PrefetchPipeline::collate(int64_t k, Slot& slot, std::unique_lock<std::mute
       use.state = UseState::kLoading;
       std::filesystem::path path = use.pin.path();
       lk.unlock();
-      std::shared_ptr<const ShardData> loaded;
+      std::shared_ptr<const MappedShard> loaded;
       try {
-        loaded = std::make_shared<const ShardData>(ShardData::read(path.string(), schema_));
+        loaded = MappedShard::open(path.string(), schema_);
       } catch (const std::exception& e) {
         throw IoError("loader: reading shard " + cache_.manifest().shards[static_cast<size_t>(plan_.uses()[static_cast<size_t>(needed[n].first)].shard)].name +
                       " from the cache failed: " + e.what());
@@ -194,16 +194,14 @@ void PrefetchPipeline::collate(int64_t k, Slot& slot, std::unique_lock<std::mute
     int32_t u = plan_.use_at(p);
     size_t n = 0;
     while (needed[n].first != u) ++n;
-    const ShardData& sd = *data[n];
+    const MappedShard& sd = *data[n];
+    if (ref.index >= sd.samples())
+      throw IoError("shard " + cache_.manifest().shards[static_cast<size_t>(ref.shard)].name + " has " +
+                    std::to_string(sd.samples()) + " samples, the manifest says more (sample " +
+                    std::to_string(ref.index) + " asked for)");
     for (size_t f = 0; f < nf; ++f) {
-      size_t size = 0;
-      const uint8_t* src = sd.sample(f, ref.index, &size);
       const FieldTransform& t = transforms_[f];
-      if (static_cast<int64_t>(size) != t.in_bytes())
-        throw IoError("shard " + cache_.manifest().shards[static_cast<size_t>(ref.shard)].name + ": field '" +
-                      schema_[f].name + "' of sample " + std::to_string(ref.index) + " has " + std::to_string(size) +
-                      " bytes, the manifest says " + std::to_string(t.in_bytes()));
-      t.apply(src, reinterpret_cast<uint8_t*>(slot.fields[f].data()) + (p - p0) * t.out_bytes());
+      t.apply(sd.sample(f, ref.index), reinterpret_cast<uint8_t*>(slot.fields[f].data()) + (p - p0) * t.out_bytes());
     }
   }
   data.clear();

@@ -2,7 +2,8 @@
 //   - staging threads: pin the shards of the plan's uses in order, running ahead of
 //     the batches being collated by at most `lookahead_bytes` (0: stage only what a
 //     batch being collated needs);
-//   - decode threads: read each use's shard whole (ShardData::read), then collate a
+//   - decode threads: map each use's shard (MappedShard; ShardData::read when it is
+//     chunked or compressed), then collate a
 //     batch into a slot of a ring of `ring` reusable batch buffers, applying the
 //     field transforms; a use's shard and pin are dropped once its last sample is in;
 //   - the consumer: next() takes the batches in order, swapping buffers with the
@@ -21,7 +22,7 @@
 #include <vector>
 
 #include "core/batch_source.h"
-#include "data/shard.h"
+#include "data/mapped_shard.h"
 #include "data/shard_cache.h"
 #include "data/staging_plan.h"
 #include "data/transforms.h"
@@ -61,7 +62,7 @@ class PrefetchPipeline {
   struct Use {
     UseState state = UseState::kIdle;
     ShardCache::Pin pin;
-    std::shared_ptr<const ShardData> data;
+    std::shared_ptr<const MappedShard> data;
     int64_t remaining = 0;
     bool counted_ahead = false;
   };

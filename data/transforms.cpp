@@ -33,11 +33,7 @@ FieldTransform::FieldTransform(const FieldSpec& spec, const NormalizeU8* normali
   }
 }
 
-void FieldTransform::apply(const uint8_t* src, uint8_t* dst) const {
-  if (lut_.empty()) {
-    std::memcpy(dst, src, static_cast<size_t>(in_bytes_));
-    return;
-  }
+void FieldTransform::normalize(const uint8_t* src, uint8_t* dst) const {
   float* out = reinterpret_cast<float*>(dst);
   const int64_t channels = static_cast<int64_t>(lut_.size() / 256);
   for (int64_t c = 0; c < channels; ++c) {

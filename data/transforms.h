@@ -3,6 +3,7 @@
 // batch costs one copy of its bytes and no per-sample allocation.
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -27,9 +28,13 @@ class FieldTransform {
   int64_t out_bytes() const { return out_bytes_; }
   int64_t in_bytes() const { return in_bytes_; }
   // `src` holds in_bytes(), `dst` receives out_bytes().
-  void apply(const uint8_t* src, uint8_t* dst) const;
+  void apply(const uint8_t* src, uint8_t* dst) const {
+    if (lut_.empty()) std::memcpy(dst, src, static_cast<size_t>(in_bytes_));  // inline: runs per sample
+    else normalize(src, dst);
+  }
 
  private:
+  void normalize(const uint8_t* src, uint8_t* dst) const;
   std::string out_dtype_;
   int64_t in_bytes_ = 0;
   int64_t out_bytes_ = 0;
