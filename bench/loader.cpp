@@ -8,6 +8,7 @@
 // steady state) and remote requests. --warm instead measures sample bytes/s
 // delivered from a warm cache (step 0) beside the disk's O_DIRECT sequential read.
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -210,6 +211,17 @@ void ensure_naive_copy(const std::string& naive_url, const SourceOptions& so, Sh
   (void)src;
 }
 
+double cpu_seconds() {
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+double load_average() {
+  double l[1] = {0};
+  return ::getloadavg(l, 1) == 1 ? l[0] : -1;
+}
+
 double disk_read_gbps(const fs::path& dir, int64_t mb) {
   fs::create_directories(dir);
   fs::path p = dir / "disk-probe.bin";
@@ -253,6 +265,7 @@ int run_warm(LoaderOptions o, const Args& a, int64_t dataset_bytes) {
     loader.start_epoch(0);
     while (loader.next(b)) {}
     int64_t in_bytes = 0, out_bytes = 0, samples = 0, requests = 0;
+    const double cpu0 = cpu_seconds();
     auto t0 = Clock::now();
     for (int e = 1; e <= epochs; ++e) {
       loader.start_epoch(e);
@@ -263,12 +276,16 @@ int run_warm(LoaderOptions o, const Args& a, int64_t dataset_bytes) {
       requests += m.remote_requests;
     }
     double s = since(t0);
+    const double cpu = cpu_seconds() - cpu0;
     for (auto& f : loader.manifest().schema) in_bytes += f.bytes_per_sample() * samples;
     std::printf("warm cache, normalise %-3s: %.2f GB/s of sample bytes read (%.2f GB/s written into batches), "
                 "%.0f samples/s, %ld remote requests over %d epochs; disk O_DIRECT sequential read %.2f GB/s "
                 "(ratio %.2f)\n",
                 norm ? "on" : "off", in_bytes / s / 1e9, out_bytes / s / 1e9, samples / s,
                 static_cast<long>(requests), epochs, disk, in_bytes / s / 1e9 / disk);
+    // On a shared machine wall time includes waiting for a core; CPU time does not.
+    std::printf("  CPU: %.2f s for %.2f GB (%.2f GB per CPU-second; load average now %.1f)\n", cpu, in_bytes / 1e9,
+                in_bytes / 1e9 / cpu, load_average());
   }
   fs::remove_all(o.cache_dir);
   return 0;
