@@ -44,15 +44,20 @@ STRATA_HD inline float uniform01(uint64_t seed, uint64_t index) {
   return static_cast<float>(splitmix64(seed * 0x100000001b3ull ^ splitmix64(index)) >> 40) * (1.0f / 16777216.0f);
 }
 
-// AdamW (decoupled weight decay), one element. bc1 = 1 - beta1^t, bc2 = 1 - beta2^t.
-STRATA_HD inline void adamw_update(float& w, float g, float& m, float& v, float lr, float beta1,
-                                   float beta2, float eps, float weight_decay, float bc1, float bc2) {
-  w -= lr * weight_decay * w;
-  m = beta1 * m + (1.0f - beta1) * g;
-  v = beta2 * v + (1.0f - beta2) * g * g;
-  float mhat = m / bc1;
-  float vhat = v / bc2;
-  w -= lr * mhat / (std::sqrt(vhat) + eps);
+// AdamW (decoupled weight decay), one element, in torch.optim.AdamW's operation
+// order so that trajectories agree with PyTorch to float rounding. The caller
+// computes the per-step scalars in double and rounds them once, as PyTorch does:
+// decay = 1 - lr*wd, step_size = lr / (1 - beta1^t), bc2_sqrt = sqrt(1 - beta2^t),
+// one_minus_beta1 = 1 - beta1, one_minus_beta2 = 1 - beta2.
+STRATA_HD inline void adamw_update(float& w, float g, float& m, float& v, float decay, float beta2,
+                                   float one_minus_beta1, float one_minus_beta2, float eps,
+                                   float step_size, float bc2_sqrt) {
+  w *= decay;
+  // m.lerp_(g, 1 - beta1): the two-sided lerp keeps m exact at either end
+  m = one_minus_beta1 < 0.5f ? m + one_minus_beta1 * (g - m) : g - (g - m) * (1.0f - one_minus_beta1);
+  v = v * beta2 + one_minus_beta2 * g * g;
+  float denom = std::sqrt(v) / bc2_sqrt + eps;
+  w += -step_size * m / denom;
 }
 
 // SGD with momentum (PyTorch semantics: buf = mu*buf + (1-dampening)*g; nesterov: g + mu*buf).

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/optim/adamw.h"
 #include "core/optim/sgd.h"
+#include "core/random.h"
 
 using namespace strata;
 using json = nlohmann::json;
@@ -61,13 +62,13 @@ std::unique_ptr<Optimizer> make(const json& c, NamedTensors params) {
                                        << std::abs(got - want) / std::abs(want) << ")";
 }
 
-struct Run {
+struct Replay {
   std::map<std::string, Tensor> params;
   std::unique_ptr<Optimizer> opt;
 };
 
-Run start(const json& c) {
-  Run r;
+Replay start(const json& c) {
+  Replay r;
   NamedTensors named;
   for (auto& [k, shape] : c["shapes"].items()) {
     Tensor p = from_json(c["init"][k], shape).set_requires_grad();
@@ -78,7 +79,7 @@ Run start(const json& c) {
   return r;
 }
 
-void feed_step(Run& r, const json& c, size_t i) {
+void feed_step(Replay& r, const json& c, size_t i) {
   r.opt->set_lr(c["lr"][i].get<double>());
   for (auto& [k, p] : r.params) {
     const json& g = c["grads"][i][k];
@@ -95,7 +96,7 @@ class OptimGolden : public ::testing::TestWithParam<size_t> {};
 TEST_P(OptimGolden, MatchesPyTorchTrajectory) {
   const json& c = golden()["cases"][GetParam()];
   SCOPED_TRACE(c["name"].get<std::string>());
-  Run r = start(c);
+  Replay r = start(c);
   size_t steps = c["params"].size();
   for (size_t i = 0; i < steps; ++i) {
     feed_step(r, c, i);
@@ -115,10 +116,10 @@ TEST_P(OptimGolden, ResumesFromSavedState) {
   const json& c = golden()["cases"][GetParam()];
   SCOPED_TRACE(c["name"].get<std::string>());
   size_t steps = c["params"].size(), half = steps / 2;
-  Run a = start(c);
+  Replay a = start(c);
   for (size_t i = 0; i < half; ++i) feed_step(a, c, i);
   OptimizerState saved = a.opt->state();
-  Run b = start(c);
+  Replay b = start(c);
   for (auto& [k, p] : b.params) p.copy_(a.params[k]);
   b.opt->load_state(saved);
   EXPECT_EQ(b.opt->step_count(), static_cast<int64_t>(half));
@@ -175,8 +176,10 @@ TEST(Optimizer, LargeTensorsSplitOverThreadsGiveTheSameResult) {
   // one element-wise update, so splitting over threads must not change a bit
   const int64_t n = 5 * kOptimizerGrain + 17;
   Generator g(4);
-  Tensor p1 = Tensor::uniform({n}, -1, 1, g).set_requires_grad(), gr = Tensor::uniform({n}, -1, 1, g);
-  Tensor p2 = p1.clone().set_requires_grad(), small = Tensor::from_vector({p1.to_float_vector()[n - 1]}, {1});
+  Tensor p1 = Tensor::uniform({n}, -1, 1, g);
+  Tensor gr = Tensor::uniform({n}, -1, 1, g);
+  p1.set_requires_grad();
+  Tensor small = Tensor::from_vector({p1.to_float_vector()[n - 1]}, {1});
   small.set_requires_grad();
   AdamW big({{"p", p1}}, AdamWOptions{}), one({{"p", small}}, AdamWOptions{});
   for (int s = 0; s < 3; ++s) {
