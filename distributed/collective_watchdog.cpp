@@ -69,7 +69,7 @@ void CollectiveWatchdog::run() {
         std::fprintf(stderr, "%s\n", msg.c_str());
         std::fflush(stderr);
         abort_(msg);
-        _exit(124);  // abort_ should not return
+        _exit(kWatchdogExitCode);  // abort_ should not return
       }
       cv_.wait_until(lk, std::min(oldest.start + timeout, now + tick));
     } else {

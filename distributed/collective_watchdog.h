@@ -16,13 +16,16 @@
 
 namespace strata {
 
+// Exit status of a job the watchdog ended (EX_SOFTWARE; distinct from timeout(1)'s 124).
+constexpr int kWatchdogExitCode = 70;
+
 // The timeout from STRATA_COMM_TIMEOUT (seconds, fractional allowed; 0 disables),
 // or `fallback_s` when unset. A malformed value is a ConfigError.
 double comm_timeout_from_env(double fallback_s = 60.0);
 
 class CollectiveWatchdog {
  public:
-  // abort(message) must not return; if it does the process exits with status 124.
+  // abort(message) must not return; if it does the process exits with kWatchdogExitCode.
   CollectiveWatchdog(int rank, double timeout_s, std::function<void(const std::string&)> abort);
   ~CollectiveWatchdog();
   CollectiveWatchdog(const CollectiveWatchdog&) = delete;

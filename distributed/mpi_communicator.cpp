@@ -86,7 +86,7 @@ MpiCommunicator::MpiCommunicator(MpiOptions options, MPI_Comm parent)
   auto pre = pre_abort_;
   watchdog_ = std::make_shared<CollectiveWatchdog>(rank_, options_.timeout_s, [pre](const std::string&) {
     if (*pre) (*pre)();
-    MPI_Abort(MPI_COMM_WORLD, 124);
+    MPI_Abort(MPI_COMM_WORLD, kWatchdogExitCode);
   });
   if (options_.progress_thread) progress_ = std::make_shared<MpiProgressEngine>();
 }
