@@ -20,7 +20,7 @@ namespace {
 
 const fs::path& fmnist_dir() {
   static fs::path dir = [] {
-    auto d = fs::temp_directory_path() / ("strata-loader-" + std::to_string(::getpid())) / "fmnist";
+    auto d = scratch_root() / "fmnist";
     packed_fashion_mnist(d, 6'000'000);
     return d;
   }();

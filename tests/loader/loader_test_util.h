@@ -10,10 +10,13 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "data/file_source.h"
 #include "data/manifest.h"
@@ -24,8 +27,20 @@
 namespace strata::data::testing {
 namespace fs = std::filesystem;
 
+inline fs::path scratch_root() { return fs::temp_directory_path() / ("strata-loader-" + std::to_string(::getpid())); }
+
+// Removes this test binary's scratch root when the tests end (forked children
+// leave through _exit and skip it); STRATA_KEEP_SCRATCH=1 keeps it for a look.
+class ScratchCleanup : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    if (!std::getenv("STRATA_KEEP_SCRATCH")) fs::remove_all(scratch_root());
+  }
+};
+inline ::testing::Environment* const kScratchCleanup = ::testing::AddGlobalTestEnvironment(new ScratchCleanup);
+
 inline fs::path scratch_dir(const std::string& name) {
-  auto p = fs::temp_directory_path() / ("strata-loader-" + std::to_string(::getpid())) / name;
+  auto p = scratch_root() / name;
   fs::remove_all(p);
   fs::create_directories(p);
   return p;
