@@ -195,6 +195,13 @@ void apply_config_override(TrainConfig& cfg, const std::string& assignment) {
   const std::string path = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
   const ConfigKey* key = find_config_key(path);
+  if (!key && is_section(path)) {
+    std::string example;
+    for (const ConfigKey& k : config_schema())
+      if (example.empty() && k.section() == path) example = k.path;
+    throw ConfigError("config section '" + path + "' at " + origin.source + ": override its keys one at a time, e.g. " +
+                      example + "=...");
+  }
   if (!key) fail_unknown(path, origin.source);
   YAML::Node value;
   try {

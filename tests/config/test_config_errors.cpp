@@ -73,6 +73,7 @@ TEST(ConfigErrors, OverrideErrorsNameTheOverride) {
   expect_has(error_of("", {"model.hidden=[1,"}), {"command line override 'model.hidden=[1,'", "list<int>"});
   expect_has(error_of("", {"optimizer.lr"}), {"command line override 'optimizer.lr'", "expected key=value"});
   expect_has(error_of("", {"trainer.epochs=[3]"}), {"'trainer.epochs'", "got a list"});
+  expect_has(error_of("", {"optimizer={lr: 1}"}), {"config section 'optimizer'", "one at a time", "optimizer."});
 }
 
 TEST(ConfigErrors, CrossKeyAndSyntaxAndFileErrors) {
