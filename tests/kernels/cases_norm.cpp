@@ -32,12 +32,12 @@ STRATA_OP_CASES(batch_norm) {
   return {bn("train-2d", {8, 5}, true),          bn("eval-2d", {8, 5}, false),
           bn("train-4d", {4, 3, 5, 6}, true),    bn("eval-4d", {4, 3, 5, 6}, false),
           bn("train-3d-odd", {3, 7, 11}, true, 0.3), bn("train-two-rows", {2, 3}, true), bn("eval-empty-batch", {0, 3}, false),
-          bn("train-large", {16, 32, 12, 12}, true), bn("eval-large", {16, 32, 12, 12}, false),
-          bn("train-large-2d", {512, 96}, true)};
+          bn("train-large", {8, 32, 12, 12}, true), bn("eval-large", {8, 32, 12, 12}, false),
+          bn("train-large-2d", {400, 96}, true)};
 }
 
 STRATA_OP_CASES(layer_norm) {
-  return {ln("row", {9}), ln("rows", {4, 7}), ln("batched", {2, 3, 10}), ln("empty-batch", {0, 6}), ln("large", {128, 771})};
+  return {ln("row", {9}), ln("rows", {4, 7}), ln("batched", {2, 3, 10}), ln("empty-batch", {0, 6}), ln("large", {48, 771})};
 }
 
 // The harness compares outputs only; the in-place running-stat update is checked
