@@ -70,7 +70,7 @@ STRATA_BENCH(allreduce, "allreduce bus bandwidth, strata vs plain MPI_Allreduce 
   std::vector<float> peer(max_b / esz, 0.0f);  // f32 peer buffer (same element count)
   for (size_t bytes = min_b; bytes <= max_b; bytes *= 4) {
     size_t count = bytes / esz;
-    int iters = static_cast<int>(std::clamp<size_t>((size_t{128} << 20) / bytes, 1, 200));
+    int iters = static_cast<int>(std::clamp<size_t>((size_t{512} << 20) / bytes, 2, 200));
     auto strata_call = [&] { comm.allreduce(buf.data(), count, dtype, rop); };
     MPI_Datatype peer_type = is_half(dtype) ? MPI_FLOAT : (dtype == DType::f64 ? MPI_DOUBLE : MPI_FLOAT);
     void* peer_buf = is_half(dtype) ? static_cast<void*>(peer.data()) : static_cast<void*>(buf.data());
