@@ -318,3 +318,73 @@ TEST(Precision, BatchNormKeepsFp32Statistics) {
   for (float v : bn.running_mean().to_float_vector()) m += std::abs(v);
   EXPECT_GT(m, 0.0);  // the update reached the FP32 buffers
 }
+
+TEST(Modules, CnnSequentialShapesAndGradients) {
+  Generator g(31);
+  Sequential cnn;
+  cnn.emplace<Conv2d>(1, 4, 3, 1, 1, true, &g)
+      .emplace<BatchNorm2d>(4)
+      .emplace<ReLU>()
+      .emplace<MaxPool2d>(2)
+      .emplace<Conv2d>(4, 8, 3, 1, 1, true, &g)
+      .emplace<GELU>()
+      .emplace<GlobalAvgPool2d>()
+      .emplace<Linear>(8, 3, true, &g);
+  EXPECT_EQ(names(cnn.named_buffers()), (std::vector<std::string>{"1.running_mean", "1.running_var"}));
+  Tensor x = Tensor::uniform({2, 1, 8, 8}, -1, 1, g);
+  Tensor y = cnn.forward(x);
+  EXPECT_EQ(y.shape(), (Shape{2, 3}));
+  sum(y).backward();
+  for (auto& [n, p] : cnn.named_parameters()) {
+    ASSERT_TRUE(p.grad().defined()) << n;
+    EXPECT_EQ(p.grad().shape(), p.shape()) << n;
+  }
+  Sequential flat;
+  flat.emplace<Conv2d>(2, 4, 3, 2, 1, true, &g).emplace<Flatten>().emplace<Linear>(4 * 3 * 3, 5, true, &g);
+  EXPECT_EQ(flat.forward(Tensor::ones({3, 2, 6, 6})).shape(), (Shape{3, 5}));
+  EXPECT_THROW(flat.forward(Tensor::ones({3, 3, 6, 6})), ShapeError);
+}
+
+TEST(Modules, Conv2dMatchesDirectSum) {
+  Generator g(8);
+  Conv2d conv(2, 3, 3, 1, 1, true, &g);
+  Tensor x = Tensor::uniform({1, 2, 4, 5}, -1, 1, g);
+  auto y = conv.forward(x).to_float_vector();
+  auto w = conv.weight().to_float_vector(), b = conv.bias().to_float_vector(), xv = x.to_float_vector();
+  const int H = 4, W = 5;
+  for (int o = 0; o < 3; ++o)
+    for (int i = 0; i < H; ++i)
+      for (int j = 0; j < W; ++j) {
+        double ref = b[o];
+        for (int c = 0; c < 2; ++c)
+          for (int ki = 0; ki < 3; ++ki)
+            for (int kj = 0; kj < 3; ++kj) {
+              int ii = i + ki - 1, jj = j + kj - 1;
+              if (ii < 0 || ii >= H || jj < 0 || jj >= W) continue;
+              ref += w[((o * 2 + c) * 3 + ki) * 3 + kj] * xv[(c * H + ii) * W + jj];
+            }
+        EXPECT_NEAR(y[(o * H + i) * W + j], ref, 1e-5);
+      }
+}
+
+TEST(Precision, Conv2dComputesInHalfWithFp32MasterGradients) {
+  Generator g(12);
+  Conv2d conv(2, 4, 3, 1, 1, true, &g);
+  Tensor x = Tensor::uniform({2, 2, 5, 5}, -1, 1, g);
+  Tensor ref = conv.forward(x);
+  sum(ref).backward();
+  auto gref = conv.weight().grad().to_float_vector();
+  conv.zero_grad();
+  Tensor y;
+  {
+    AutocastGuard guard(Precision::bf16);
+    y = conv.forward(x);
+  }
+  EXPECT_EQ(y.dtype(), DType::bf16);
+  auto yv = y.to_float_vector(), rv = ref.to_float_vector();
+  for (size_t i = 0; i < yv.size(); ++i) EXPECT_NEAR(yv[i], rv[i], 5e-2);
+  sum(cast(y, DType::f32)).backward();
+  EXPECT_EQ(conv.weight().grad().dtype(), DType::f32);
+  auto gw = conv.weight().grad().to_float_vector();
+  for (size_t i = 0; i < gw.size(); ++i) EXPECT_NEAR(gw[i], gref[i], 0.05 * std::abs(gref[i]) + 0.05);
+}

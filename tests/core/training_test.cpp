@@ -115,3 +115,29 @@ TEST(Training, SequentialMlpGradientMatchesCentralDifferences) {
   }
   EXPECT_EQ(checked, static_cast<int>(model->num_parameters()));
 }
+
+TEST(Training, SmallCnnGradientMatchesCentralDifferences) {
+  Generator g(6);
+  Sequential cnn;
+  cnn.emplace<Conv2d>(1, 2, 3, 1, 1, true, &g).emplace<GELU>().emplace<GlobalAvgPool2d>().emplace<Linear>(2, 3, true, &g);
+  Tensor x = Tensor::uniform({2, 1, 4, 4}, -1, 1, g);
+  Tensor y = Tensor::from_vector_i64({0, 2}, {2});
+  auto loss_of = [&] { return cross_entropy(cnn.forward(x), y); };
+  loss_of().backward();
+  const double eps = 1e-2;
+  for (auto& [name, p] : cnn.named_parameters()) {
+    auto analytic = p.grad().to_float_vector();
+    float* w = p.data<float>();
+    for (int64_t i = 0; i < p.numel(); ++i) {
+      NoGradGuard no_grad;
+      float orig = w[i];
+      w[i] = orig + static_cast<float>(eps);
+      double up = loss_of().item();
+      w[i] = orig - static_cast<float>(eps);
+      double down = loss_of().item();
+      w[i] = orig;
+      double numeric = (up - down) / (2 * eps);
+      EXPECT_NEAR(analytic[static_cast<size_t>(i)], numeric, 1e-3 + 1e-2 * std::abs(numeric)) << name << "[" << i << "]";
+    }
+  }
+}
