@@ -1,6 +1,8 @@
 // Bulk f16/bf16 <-> f32 conversion. F16C's vcvtps2ph with imm 0 rounds to nearest
 // even, matching the scalar path bit for bit; the scalar path handles tails and
 // machines without F16C.
+// GCC 12 warns about its own AVX-512 intrinsic headers (_mm512_undefined_epi32).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "kernels/half.h"
 
 #if defined(__F16C__) || defined(__AVX512F__)

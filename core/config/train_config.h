@@ -23,7 +23,7 @@ struct ModelConfig {
 struct DataConfig {
   std::string train_url;
   std::string test_url;
-  double val_fraction = 0.0;
+  std::string val_url;
   std::string cache_dir = "/tmp/strata-cache";
   int64_t cache_bytes = int64_t{4} << 30;
   std::string cache_lifetime = "job";          // job | persistent

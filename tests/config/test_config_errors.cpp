@@ -58,7 +58,7 @@ TEST(ConfigErrors, BadEnumValueListsChoices) {
 TEST(ConfigErrors, OutOfRangeNamesKeyRangeAndValue) {
   expect_has(error_of("optimizer:\n  lr: -0.1\n"),
              {"config key 'optimizer.lr'", "x.yaml:2", "value -0.1 is out of range", "float > 0"});
-  expect_has(error_of("data:\n  val_fraction: 1\n"), {"'data.val_fraction'", "x.yaml:2", "[0, 1)"});
+  expect_has(error_of("model:\n  dropout: 1\n"), {"'model.dropout'", "x.yaml:2", "[0, 1)"});
   expect_has(error_of("data: {batch_size: 0}\n"), {"'data.batch_size'", "int >= 1", "value 0"});
   expect_has(error_of("schedule: {milestones: [10, -1]}\n"), {"'schedule.milestones[1]'", "value -1", ">= 0"});
 }

@@ -91,7 +91,7 @@ TEST(ConfigParse, OverridesApplyInOrder) {
 TrainConfig every_key_changed() {
   TrainConfig c;
   c.model = {"cnn", {7, 9, 11}, {3}, 0.125, 100};
-  c.data = {"s3://b/train data", "http://h:80/test", 0.1, "/nvme/cache dir", 3 * (int64_t{1} << 30) + 5,
+  c.data = {"s3://b/train data", "http://h:80/test", "file:///val set", "/nvme/cache dir", 3 * (int64_t{1} << 30) + 5,
             "persistent", 33, 4, int64_t{1} << 20, 8, 3, {0.1, 1.0 / 3.0}, {0.3, 1e-7}, "pad"};
   c.optimizer = {"sgd", 0.1 + 0.2, 0.5, true, 0.1, 0.0, 0.8, 0.99, 1e-6};
   c.schedule = {"onecycle", 5, 0.01, 7, {1, 2, 3}, 0.5, 1e-5, 0.4, 0.25, 1000, "val_accuracy", 2, 0.2, 0.01, "max"};

@@ -1,0 +1,158 @@
+// strata-train --config FILE [--run-dir DIR] [key=value ...]
+// Wiring only: config -> communicator, loaders, model, Trainer. The loop lives in
+// core/trainer; see docs/configuration.md for every key.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/config/load.h"
+#include "core/error.h"
+#include "core/random.h"
+#include "core/trainer/trainer.h"
+#include "data/loader.h"
+#include "distributed/launch_env.h"
+#include "models/registry.h"
+
+namespace fs = std::filesystem;
+using namespace strata;
+
+namespace {
+
+void usage(std::FILE* f) {
+  std::fprintf(f,
+               "usage: strata-train --config FILE [--run-dir DIR] [key=value ...]\n"
+               "  --config FILE   YAML training config (see docs/configuration.md)\n"
+               "  --run-dir DIR   where logs, checkpoints and summary.json go\n"
+               "                  (default: runs/<config name>-<date>-<time>)\n"
+               "  key=value       override a config key, e.g. optimizer.lr=0.01 model.hidden=[512,256]\n"
+               "Environment: STRATA_CACHE_DIR overrides data.cache_dir (a node-local cache per node).\n");
+}
+
+std::string default_run_dir(const std::string& config) {
+  std::time_t t = std::time(nullptr);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&t));
+  return "runs/" + fs::path(config).stem().string() + "-" + stamp;
+}
+
+data::LoaderOptions loader_options(const TrainConfig& c, const std::string& url, const Communicator& comm, bool train) {
+  data::LoaderOptions o;
+  o.url = url;
+  const char* cache_env = std::getenv("STRATA_CACHE_DIR");
+  o.cache_dir = cache_env && *cache_env ? cache_env : c.data.cache_dir;
+  o.cache_bytes = c.data.cache_bytes;
+  o.lifetime = c.data.cache_lifetime == "persistent" ? data::CacheLifetime::kPersistent : data::CacheLifetime::kJob;
+  o.seed = static_cast<uint64_t>(c.seed);
+  o.rank = comm.rank();
+  o.world_size = comm.size();
+  o.local_ranks = comm.local_size();
+  o.batch_size = c.data.batch_size;
+  o.shuffle = train;
+  o.shuffle_window = c.data.shuffle_window > 0 ? c.data.shuffle_window : 1;
+  // evaluation must see every sample: pad the last global batch instead of dropping it
+  o.remainder = !train || c.data.remainder == "pad" ? data::Remainder::kPad : data::Remainder::kDrop;
+  o.lookahead_bytes = c.data.lookahead_bytes;
+  o.staging_threads = static_cast<int>(c.data.staging_threads);
+  o.decode_threads = static_cast<int>(c.data.decode_threads);
+  data::NormalizeU8 n;
+  n.field = "image";
+  n.mean.assign(c.data.normalize_mean.begin(), c.data.normalize_mean.end());
+  n.std.assign(c.data.normalize_std.begin(), c.data.normalize_std.end());
+  if (n.mean.empty()) n.mean = {0.0f};
+  if (n.std.empty()) n.std = {1.0f};
+  o.normalize.push_back(n);
+  return o;
+}
+
+int run(int argc, char** argv) {
+  std::string config, run_dir;
+  std::vector<std::string> overrides;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      usage(stdout);
+      return 0;
+    } else if (a == "--config" && i + 1 < argc) {
+      config = argv[++i];
+    } else if (a == "--run-dir" && i + 1 < argc) {
+      run_dir = argv[++i];
+    } else if (a.find('=') != std::string::npos && a.rfind("--", 0) != 0) {
+      overrides.push_back(a);
+    } else {
+      std::fprintf(stderr, "strata-train: unexpected argument '%s'\n", a.c_str());
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (config.empty()) {
+    std::fprintf(stderr, "strata-train: --config FILE is required\n");
+    usage(stderr);
+    return 2;
+  }
+  TrainConfig cfg = load_config(config, overrides);
+  auto comm = make_communicator("auto");
+  if (run_dir.empty()) run_dir = default_run_dir(config);
+  if (comm->size() > 1) {  // every rank uses rank 0's directory name
+    std::vector<char> buf(512, 0);
+    if (comm->rank() == 0) run_dir.copy(buf.data(), buf.size() - 1);
+    comm->broadcast(buf.data(), buf.size(), DType::u8, 0);
+    run_dir = buf.data();
+  }
+  manual_seed(static_cast<uint64_t>(cfg.seed));
+  if (cfg.data.train_url.empty()) throw ConfigError(config + ": data.train_url is required");
+  data::Loader train(loader_options(cfg, cfg.data.train_url, *comm, true));
+  std::unique_ptr<data::Loader> test, val;
+  if (!cfg.data.test_url.empty()) test = std::make_unique<data::Loader>(loader_options(cfg, cfg.data.test_url, *comm, false));
+  if (!cfg.data.val_url.empty()) val = std::make_unique<data::Loader>(loader_options(cfg, cfg.data.val_url, *comm, false));
+
+  const auto& image = train.manifest().field("image");
+  std::vector<int64_t> sample_shape = image.shape;
+  if (sample_shape.size() == 2) sample_shape.insert(sample_shape.begin(), 1);  // (H, W) -> (1, H, W)
+  models::ModelSpec spec;
+  spec.name = cfg.model.name;
+  spec.input_shape = sample_shape;
+  spec.num_classes = cfg.model.num_classes;
+  spec.hidden = cfg.model.hidden;
+  spec.channels = cfg.model.channels;
+  spec.dropout = cfg.model.dropout;
+  spec.seed = static_cast<uint64_t>(cfg.seed);
+  auto model = models::build_model(spec);
+
+  Trainer trainer(cfg, run_dir, model, sample_shape, *comm);
+  if (comm->rank() == 0)
+    std::printf("strata-train: %s, %ld parameters, %s, %d rank(s), run directory %s\n", cfg.model.name.c_str(),
+                static_cast<long>(model->num_parameters()), cfg.precision.dtype.c_str(), comm->size(), run_dir.c_str());
+  TrainSummary s = trainer.fit(train, val.get(), test.get());
+  if (comm->rank() == 0) {
+    if (s.interrupted_by_signal) {
+      std::printf("interrupted at step %ld; resume with checkpoint.resume=auto --run-dir %s\n", static_cast<long>(s.steps),
+                  run_dir.c_str());
+    } else {
+      std::printf("test accuracy %.4f  test loss %.4f  (%ld epochs, %ld steps, %.0f samples/s, data wait %.2f%%%s)\n",
+                  s.test_accuracy, s.test_loss, static_cast<long>(s.epochs), static_cast<long>(s.steps),
+                  s.samples_per_second, 100 * s.data_wait_fraction, s.stopped_early ? ", stopped early" : "");
+    }
+    std::printf("run directory: %s\n", run_dir.c_str());
+  }
+  return s.interrupted_by_signal ? 128 + s.interrupted_by_signal : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const strata::Error& e) {
+    std::fprintf(stderr, "strata-train: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "strata-train: internal error: %s\n", e.what());
+    return 1;
+  }
+}

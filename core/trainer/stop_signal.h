@@ -1,0 +1,12 @@
+// SIGTERM / SIGINT: the trainer finishes the current step, saves a checkpoint and
+// returns; a second signal of the same kind falls back to the default action.
+#pragma once
+
+namespace strata {
+
+void install_stop_handlers();
+// 0 when no stop was requested, else the signal number.
+int stop_requested();
+void request_stop(int signal_number);
+
+}  // namespace strata

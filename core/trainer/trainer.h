@@ -1,0 +1,102 @@
+// Trainer: the train/eval loop over BatchSources, driven by a TrainConfig.
+// Mixed precision (FP32 masters, dynamic loss scaling for fp16), gradient
+// accumulation, global-norm clipping, LR schedules, early stopping, periodic
+// evaluation, checkpoints with exact resume, and the run directory's logs.
+// Ranks: every rank trains on its share; rank 0 writes logs and checkpoints.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/batch_source.h"
+#include "core/checkpoint.h"
+#include "core/communicator.h"
+#include "core/config/train_config.h"
+#include "core/early_stopping.h"
+#include "core/logging/run_log.h"
+#include "core/loss_scaler.h"
+#include "core/module.h"
+#include "core/optim/optimizer.h"
+#include "core/precision.h"
+#include "core/schedule/schedule.h"
+#include "core/trainer/grad_sync.h"
+
+namespace strata {
+
+struct EvalResult {
+  double loss = 0;
+  double accuracy = 0;  // top-1
+  double top5 = 0;
+  int64_t samples = 0;
+};
+
+struct TrainSummary {
+  double test_accuracy = 0, test_loss = 0, test_top5 = 0;
+  double best_metric = 0;
+  std::string best_metric_name;
+  int64_t best_epoch = -1;
+  int64_t epochs = 0;  // epochs completed
+  int64_t steps = 0;   // optimizer steps
+  double samples_per_second = 0;
+  double data_wait_fraction = 0;
+  int world_size = 1;
+  std::string precision;
+  double wall_seconds = 0;
+  bool stopped_early = false;
+  int64_t stopped_at_epoch = -1;
+  int interrupted_by_signal = 0;
+  int64_t skipped_steps = 0;  // fp16 overflow
+  int64_t remote_requests = 0, remote_bytes = 0;
+  std::string to_json() const;
+};
+
+class Trainer {
+ public:
+  // `sample_shape` is the per-sample input shape the model takes, e.g. {1, 28, 28}.
+  Trainer(TrainConfig cfg, std::string run_dir, std::shared_ptr<Module> model, std::vector<int64_t> sample_shape,
+          Communicator& comm);
+  ~Trainer();
+
+  // Trains; `val` may be null (validation then uses `test` when given); `test`
+  // may be null. Writes summary.json into the run directory (rank 0).
+  TrainSummary fit(BatchSource& train, BatchSource* val, BatchSource* test);
+  EvalResult evaluate(BatchSource& src);
+
+  // Replaces the plain after-backward allreduce (data-parallel wrappers).
+  void set_gradient_sync(std::unique_ptr<GradientSync> sync) { sync_ = std::move(sync); }
+  Optimizer& optimizer() { return *optimizer_; }
+  LossScaler& scaler() { return scaler_; }
+  Module& model() { return *model_; }
+  const std::string& run_dir() const { return run_dir_; }
+  // Name of the field the input and the labels come from (defaults image/label).
+  void set_fields(std::string input, std::string label) {
+    input_field_ = std::move(input);
+    label_field_ = std::move(label);
+  }
+
+ private:
+  struct Progress;
+  double train_micro_batch(const HostBatch& b, bool sync, int64_t* correct);
+  bool optimizer_step();
+  Checkpoint make_checkpoint(const BatchSource& train, const Progress& p) const;
+  void restore_checkpoint(const Checkpoint& ck, BatchSource& train, Progress& p);
+  void save(const BatchSource& train, const Progress& p, double metric);
+  void maybe_resume(BatchSource& train, Progress& p);
+  std::vector<double> allreduce_sums(std::vector<double> v);
+
+  TrainConfig cfg_;
+  std::string run_dir_;
+  std::shared_ptr<Module> model_;
+  std::vector<int64_t> sample_shape_;
+  Communicator& comm_;
+  NamedTensors params_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<LrSchedule> schedule_;
+  LossScaler scaler_;
+  Precision precision_;
+  std::unique_ptr<GradientSync> sync_;
+  std::unique_ptr<RunLog> log_;
+  std::string input_field_ = "image", label_field_ = "label";
+};
+
+}  // namespace strata

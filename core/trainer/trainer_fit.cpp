@@ -1,0 +1,188 @@
+// Trainer::fit: the epoch/step loop, periodic evaluation, early stopping,
+// checkpoints (save, rotate, resume) and the summary.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/autograd.h"
+#include "core/config/to_yaml.h"
+#include "core/error.h"
+#include "core/modules/dropout.h"
+#include "core/random.h"
+#include "core/schedule/make_schedule.h"
+#include "core/trainer/stop_signal.h"
+#include "core/trainer/trainer.h"
+#include "core/trainer/trainer_progress.h"
+
+namespace strata {
+namespace fs = std::filesystem;
+
+namespace {
+
+double now() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+void collect_dropouts(const Module& m, const std::string& prefix, std::vector<std::pair<std::string, Dropout*>>& out) {
+  for (auto& [name, child] : m.named_children()) {
+    std::string path = prefix.empty() ? name : prefix + "." + name;
+    if (auto* d = dynamic_cast<Dropout*>(child.get())) out.push_back({path, d});
+    collect_dropouts(*child, path, out);
+  }
+}
+
+fs::path step_path(const fs::path& dir, int64_t step) {
+  char name[64];
+  std::snprintf(name, sizeof name, "step-%09ld.h5", static_cast<long>(step));
+  return dir / name;
+}
+
+// step-*.h5 files that open, by step.
+std::vector<CheckpointInfo> list_checkpoints(const fs::path& dir) {
+  std::vector<CheckpointInfo> v;
+  if (!fs::is_directory(dir)) return v;
+  for (auto& e : fs::directory_iterator(dir)) {
+    auto name = e.path().filename().string();
+    if (name.rfind("step-", 0) != 0 || e.path().extension() != ".h5") continue;
+    try {
+      v.push_back(read_checkpoint_info(e.path()));
+    } catch (const Error&) {  // torn or foreign: never resumed from
+    }
+  }
+  std::sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.step < b.step; });
+  return v;
+}
+
+}  // namespace
+
+Checkpoint Trainer::make_checkpoint(const BatchSource& train, const Progress& p) const {
+  Checkpoint ck;
+  for (auto& [n, t] : model_->named_parameters()) ck.model[n] = t.to(DType::f32);
+  for (auto& [n, t] : model_->named_buffers()) ck.model[n] = t.to(DType::f32);
+  auto os = optimizer_->state();
+  for (auto& [n, t] : os.tensors) ck.optimizer[n] = t;
+  ck.ints[ckpt_key::optimizer_step] = os.step;
+  ck.ints[ckpt_key::step] = p.step;
+  ck.ints[ckpt_key::epoch] = p.epoch;
+  ck.ints["mid_epoch"] = p.mid_epoch ? 1 : 0;
+  ck.ints["micro"] = p.micro;
+  ck.ints["skipped_steps"] = p.skipped_steps;
+  ck.ints["epoch_correct"] = p.correct;
+  ck.ints["epoch_seen"] = p.seen;
+  ck.ints["epochs_done"] = p.epochs_done;
+  ck.ints[ckpt_key::best_epoch] = p.best_epoch;
+  ck.ints["have_best"] = p.have_best ? 1 : 0;
+  ck.ints[ckpt_key::patience_counter] = p.early.bad_epochs();
+  ck.ints["early_best_epoch"] = p.early.best_epoch();
+  ck.scalars["early_best"] = p.early.best();
+  ck.scalars["epoch_loss_sum"] = p.loss_sum;
+  ck.scalars[ckpt_key::best_metric] = p.best_metric;
+  ck.scalars[ckpt_key::scaler_scale] = scaler_.scale();
+  ck.ints[ckpt_key::scaler_growth_tracker] = scaler_.growth_tracker();
+  ck.rng["default"] = default_generator().state();
+  std::vector<std::pair<std::string, Dropout*>> drops;
+  collect_dropouts(*model_, "", drops);
+  for (auto& [n, d] : drops) ck.rng["dropout." + n] = d->generator().state();
+  ck.resolved_yaml = to_yaml(cfg_);
+  for (auto& [k, v] : train.position()) ck.loader[k] = v;
+  ck.schedule = schedule_->state();
+  return ck;
+}
+
+void Trainer::restore_checkpoint(const Checkpoint& ck, BatchSource& train, Progress& p) {
+  {
+    NoGradGuard no_grad;
+    for (auto& [n, t] : model_->named_parameters()) t.copy_(ck.model_tensor(n));
+    for (auto& [n, t] : model_->named_buffers()) t.copy_(ck.model_tensor(n));
+  }
+  OptimizerState os;
+  os.step = ck.int_value(ckpt_key::optimizer_step);
+  os.tensors = ck.optimizer;
+  optimizer_->load_state(os);
+  p.step = ck.int_value(ckpt_key::step);
+  p.epoch = ck.int_value(ckpt_key::epoch);
+  p.mid_epoch = ck.int_value("mid_epoch") != 0;
+  p.micro = ck.int_value("micro");
+  p.skipped_steps = ck.int_value("skipped_steps");
+  p.correct = ck.int_value("epoch_correct");
+  p.seen = ck.int_value("epoch_seen");
+  p.epochs_done = ck.int_value("epochs_done");
+  p.best_epoch = ck.int_value(ckpt_key::best_epoch);
+  p.have_best = ck.int_value("have_best") != 0;
+  p.early.load_state({ck.scalar_value("early_best"), ck.int_value("early_best_epoch"), ck.int_value(ckpt_key::patience_counter)});
+  p.loss_sum = ck.scalar_value("epoch_loss_sum");
+  p.best_metric = ck.scalar_value(ckpt_key::best_metric);
+  scaler_.load_state({ck.scalar_value(ckpt_key::scaler_scale), ck.int_value(ckpt_key::scaler_growth_tracker)});
+  default_generator().set_state(ck.rng_state("default"));
+  std::vector<std::pair<std::string, Dropout*>> drops;
+  collect_dropouts(*model_, "", drops);
+  for (auto& [n, d] : drops) d->generator().set_state(ck.rng_state("dropout." + n));
+  schedule_->load_state(ck.schedule);
+  if (p.mid_epoch) {
+    SourcePosition pos(ck.loader.begin(), ck.loader.end());
+    train.restore(pos);
+  }
+}
+
+void Trainer::save(const BatchSource& train, const Progress& p, double metric) {
+  if (comm_.rank() != 0) return;
+  fs::path dir = fs::path(run_dir_) / "checkpoints";
+  fs::create_directories(dir);
+  Checkpoint ck = make_checkpoint(train, p);
+  if (std::isfinite(metric)) ck.scalars[ckpt_key::metric] = metric;
+  fs::path path = step_path(dir, p.step);
+  save_checkpoint(ck, path);
+  // keep the last K step checkpoints (best.h5 is a separate file)
+  auto all = list_checkpoints(dir);
+  int64_t keep = std::max<int64_t>(1, cfg_.checkpoint.keep_last);
+  for (size_t i = 0; i + static_cast<size_t>(keep) < all.size(); ++i) fs::remove(all[i].path);
+}
+
+void Trainer::maybe_resume(BatchSource& train, Progress& p) {
+  const std::string& r = cfg_.checkpoint.resume;
+  if (r.empty()) return;
+  fs::path path;
+  if (r == "auto") {
+    auto all = list_checkpoints(fs::path(run_dir_) / "checkpoints");
+    if (all.empty()) {
+      log_->message("resume: auto: no checkpoint in " + run_dir_ + "/checkpoints, starting fresh");
+      return;
+    }
+    path = all.back().path;
+  } else {
+    path = r;
+  }
+  restore_checkpoint(load_checkpoint(path), train, p);
+  log_->message("resumed from " + path.string() + " at step " + std::to_string(p.step) + ", epoch " +
+                std::to_string(p.epoch + 1));
+}
+
+std::string TrainSummary::to_json() const {
+  nlohmann::json j;
+  j["test_accuracy"] = test_accuracy;
+  j["test_loss"] = test_loss;
+  j["test_top5"] = test_top5;
+  j["best_metric"] = best_metric;
+  j["best_metric_name"] = best_metric_name;
+  j["best_epoch"] = best_epoch;
+  j["epochs"] = epochs;
+  j["steps"] = steps;
+  j["samples_per_second"] = samples_per_second;
+  j["data_wait_fraction"] = data_wait_fraction;
+  j["world_size"] = world_size;
+  j["precision"] = precision;
+  j["wall_seconds"] = wall_seconds;
+  j["stopped_early"] = stopped_early;
+  j["stopped_at_epoch"] = stopped_at_epoch;
+  j["interrupted_by_signal"] = interrupted_by_signal;
+  j["skipped_steps"] = skipped_steps;
+  j["remote_requests"] = remote_requests;
+  j["remote_bytes"] = remote_bytes;
+  return j.dump(2);
+}
+
+}  // namespace strata

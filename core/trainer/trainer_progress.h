@@ -1,0 +1,38 @@
+// The trainer's counters: what a checkpoint must restore for a resumed run to
+// continue exactly where it stopped (private to core/trainer).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/early_stopping.h"
+#include "core/tensor.h"
+
+namespace strata {
+
+struct Trainer::Progress {
+  int64_t epoch = 0;           // the epoch being trained (or next, when !mid_epoch)
+  bool mid_epoch = false;      // resume by restoring the loader position
+  int64_t step = 0;            // optimizer steps done
+  int64_t micro = 0;           // micro-batches done in the epoch
+  int64_t skipped_steps = 0;
+  // the current epoch's training sums
+  double loss_sum = 0;
+  int64_t correct = 0, seen = 0;
+  // since the last progress line
+  double window_loss = 0;
+  int64_t window_batches = 0;
+  // early stopping / best metric
+  EarlyStopping early;
+  double best_metric = 0;
+  int64_t best_epoch = -1;
+  bool have_best = false;
+  bool stopped_early = false;
+  int64_t stopped_at_epoch = -1;
+  int64_t epochs_done = 0;
+  // totals for the summary (not restored: timing and I/O of this process)
+  double train_seconds = 0, wait_seconds = 0;
+  int64_t samples = 0, remote_requests = 0, remote_bytes = 0;
+  std::vector<std::pair<std::string, Tensor>> best_weights;
+};
+
+}  // namespace strata
