@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The main job: packs Debian's Fashion-MNIST into HDF5 shards in a local
+# object-store directory, then trains the CNN reading through the staging loader
+# (shards staged into a node-local cache), and prints the test accuracy; the last
+# line is "run directory: DIR".
+#   STRATA_DEMO_CONFIG   config (default configs/fashion_mnist_cnn.yaml)
+#   STRATA_DEMO_NP       ranks under mpirun (default 1)
+#   extra arguments      passed to strata-train (e.g. trainer.epochs=2)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+scripts/setup.sh >/dev/null
+
+SRC=/usr/share/datasets/fashion-mnist
+STORE=runs/data/fashion-mnist
+for split in train t10k; do
+  name=$([ "$split" = train ] && echo train || echo test)
+  if [ ! -f "$STORE/$name/manifest.json" ]; then
+    echo "[demo] packing Fashion-MNIST $name split into $STORE/$name"
+    build/bin/strata-pack idx --images "$SRC/$split-images-idx3-ubyte.gz" --labels "$SRC/$split-labels-idx1-ubyte.gz" \
+      --out "$STORE/$name" --shard-size 8MiB >/dev/null
+  fi
+done
+
+CONFIG=${STRATA_DEMO_CONFIG:-configs/fashion_mnist_cnn.yaml}
+NP=${STRATA_DEMO_NP:-1}
+if [ "$NP" -gt 1 ]; then
+  exec mpirun --oversubscribe --bind-to none -np "$NP" build/bin/strata-train --config "$CONFIG" "$@"
+fi
+exec build/bin/strata-train --config "$CONFIG" "$@"
