@@ -5,7 +5,9 @@
 // We replay the same gradients and compare every step within 1e-6 relative.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -98,16 +100,21 @@ TEST_P(OptimGolden, MatchesPyTorchTrajectory) {
   SCOPED_TRACE(c["name"].get<std::string>());
   Replay r = start(c);
   size_t steps = c["params"].size();
+  double worst = 0.0;  // largest relative error seen, printed for the record
   for (size_t i = 0; i < steps; ++i) {
     feed_step(r, c, i);
     for (auto& [k, p] : r.params) {
       auto got = p.to_float_vector();
       const json& want = c["params"][i][k];
       ASSERT_EQ(got.size(), want.size());
-      for (size_t e = 0; e < got.size(); ++e)
-        ASSERT_TRUE(close(got[e], want[e].get<double>())) << "step " << i + 1 << " param " << k << "[" << e << "]";
+      for (size_t e = 0; e < got.size(); ++e) {
+        double w = want[e].get<double>();
+        ASSERT_TRUE(close(got[e], w)) << "step " << i + 1 << " param " << k << "[" << e << "]";
+        if (w != 0.0) worst = std::max(worst, std::abs(got[e] - w) / std::abs(w));
+      }
     }
   }
+  std::printf("%s: %zu steps, max relative error %.3g\n", c["name"].get<std::string>().c_str(), steps, worst);
   EXPECT_EQ(r.opt->step_count(), static_cast<int64_t>(steps));
 }
 
