@@ -11,9 +11,12 @@
 // the FMA unit count is assumed to be 2 (server Xeons from Skylake-SP Gold on, all
 // Sapphire Rapids parts; --fma-units overrides). A throughput loop of independent
 // register-only FMAs is no good cross-check here: on this VM it reads 0.7 FMA/cycle
-// while Eigen's GEMM sustains over 1.1 (see docs/kernels.md). Libraries run in
+// while Eigen's GEMM sustains 1.4 on one core (see docs/kernels.md). --clock cpu times
+// by process CPU time / threads instead of wall time: exact with --threads 1 on a
+// machine shared with other work, approximate with more threads. Libraries run in
 // turn with a pause between them so that one library's spinning worker threads
-// do not slow the next.
+// do not slow the next. cpu::gemm cuts C into one panel per thread and runs Eigen
+// serially on each; the bare-Eigen column uses Eigen's own threading.
 #include <cblas.h>
 #include <omp.h>
 #include <immintrin.h>
@@ -109,6 +112,18 @@ std::vector<float> random_matrix(int64_t n, uint64_t seed) {
   return m;
 }
 
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// Seconds of one call: wall time, or (--clock cpu) the process's CPU time over the
+// thread count -- what the call would take with the cores to itself, spin-waits
+// included, on a machine shared with other work.
+bool g_cpu_clock = false;
+int g_threads = 1;
+
 // Best GFLOP/s over repetitions of fn (one warm-up call, then at least 3 runs and
 // about 1 s of work).
 template <typename Fn>
@@ -118,8 +133,9 @@ double best_gflops(int64_t n, Fn fn) {
   double best = 1e30, total = 0;
   for (int rep = 0; rep < 3 || (total < 1.0 && rep < 200); ++rep) {
     auto t0 = Clock::now();
+    double c0 = process_cpu_seconds();
     fn();
-    double t = seconds_since(t0);
+    double t = g_cpu_clock ? (process_cpu_seconds() - c0) / g_threads : seconds_since(t0);
     best = std::min(best, t);
     total += t;
   }
@@ -146,20 +162,23 @@ std::vector<int64_t> parse_sizes(const std::string& s) {
 }  // namespace
 
 STRATA_BENCH(gemm, "fp32 GEMM GFLOP/s: strata cpu::gemm vs bare Eigen vs OpenBLAS, and % of fp32 peak "
-                   "[--threads N] [--sizes 256,512,...] [--fma-units N]") {
+                   "[--threads N] [--sizes 256,512,...] [--fma-units N] [--clock wall|cpu]") {
   int threads = 0, units = 2;
   std::vector<int64_t> sizes = {256, 512, 1024, 2048, 4096};
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--threads" && i + 1 < args.size()) threads = std::stoi(args[++i]);
     else if (args[i] == "--sizes" && i + 1 < args.size()) sizes = parse_sizes(args[++i]);
     else if (args[i] == "--fma-units" && i + 1 < args.size()) units = std::stoi(args[++i]);
+    else if (args[i] == "--clock" && i + 1 < args.size() && (args[i + 1] == "cpu" || args[i + 1] == "wall"))
+      g_cpu_clock = args[++i] == "cpu";
     else {
-      std::fprintf(stderr, "usage: strata-bench gemm [--threads N] [--sizes a,b,c] [--fma-units 1|2]\n");
+      std::fprintf(stderr, "usage: strata-bench gemm [--threads N] [--sizes a,b,c] [--fma-units 1|2] [--clock wall|cpu]\n");
       return 2;
     }
   }
   strata::set_num_threads(threads);
   threads = strata::num_threads();
+  g_threads = threads;
   openblas_set_num_threads(threads);
 
   double load = 0;
@@ -170,9 +189,11 @@ STRATA_BENCH(gemm, "fp32 GEMM GFLOP/s: strata cpu::gemm vs bare Eigen vs OpenBLA
   Peak peak = estimate_peak(threads, units);
   std::printf("threads %d, Eigen %d.%d.%d, OpenBLAS %s\n", threads, EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION,
               EIGEN_MINOR_VERSION, openblas_get_config());
-  if (load > 0.5 * threads)
-    std::printf("note: 1-min load average %.1f on %d threads: other processes share the cores, so GEMM figures "
-                "(wall time, best of several runs) are lower bounds\n",
+  std::printf("timing: %s, best of several runs\n",
+              g_cpu_clock ? "process CPU time / threads (--clock cpu)" : "wall clock");
+  if (load > 0.5 * threads && !g_cpu_clock)
+    std::printf("note: 1-min load average %.1f on %d threads: other processes share the cores, so wall-clock "
+                "GEMM figures are lower bounds (--clock cpu counts only the time this process ran)\n",
                 load, threads);
   if (peak.avx512)
     std::printf("fp32 peak estimate: %d cores x %.2f GHz (dependent-FMA clock, latency %d assumed) x %d FMA units "
@@ -194,6 +215,7 @@ STRATA_BENCH(gemm, "fp32 GEMM GFLOP/s: strata cpu::gemm vs bare Eigen vs OpenBLA
     });
     Eigen::MatrixXf ea = Eigen::MatrixXf::Random(n, n), eb = Eigen::MatrixXf::Random(n, n), ec(n, n);
     settle();
+    Eigen::setNbThreads(threads);  // Eigen's own threading (cpu::gemm turns it off for itself)
     double g_eigen = best_gflops(n, [&] { ec.noalias() = ea * eb; });
     settle();
     double g_blas = best_gflops(n, [&] {
