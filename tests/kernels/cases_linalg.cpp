@@ -12,7 +12,10 @@ STRATA_OP_CASES(matmul) {
       {"batch-broadcast", {{{2, 1, 3, 4}}, {{1, 3, 4, 2}}}, {}},
       // K = 256: still well inside the f16/bf16 output rounding (arithmetic is f32)
       {"large", {{{2, 64, 256}}, {{2, 256, 48}}}, {}},
-      {"large-shared-b", {{{4, 32, 200}}, {{200, 72}}}, {}},
+      // folded to one 192 x 200 x 72 GEMM: row panels across threads
+      {"large-shared-b", {{{4, 48, 200}}, {{200, 72}}}, {}},
+      // wide: column panels (edges off the 16-column grid)
+      {"large-wide", {{{40, 161}}, {{161, 403}}}, {}},
   };
 }
 
