@@ -64,6 +64,7 @@ const char* kHelp = R"(usage: strata-bench loader --url URL [options]
   --step-ms X        simulated training step per batch (default 5)
   --lookahead-mb N   look-ahead of the staging loader (default 32)
   --staging N        staging threads (default 4); --decode N decode threads (default 2)
+  --window N         shards per sample-shuffle window (default 1)
   --naive-url URL    where the one-object-per-sample copy lives (default <url>-samples);
                      uploaded by the bench when missing
   --naive-samples N  samples the naive loader reads (default 6400; it is slow)
@@ -307,6 +308,7 @@ STRATA_BENCH(loader, "staging loader vs a per-sample loader and no look-ahead (s
   o.lookahead_bytes = std::stoll(a.get("--lookahead-mb", "32")) << 20;
   o.staging_threads = std::stoi(a.get("--staging", "4"));
   o.decode_threads = std::stoi(a.get("--decode", "2"));
+  o.shuffle_window = std::stoll(a.get("--window", "1"));
   o.seed = 1;
   const double step_ms = std::stod(a.get("--step-ms", a.has("--warm") ? "0" : "5"));
   const int epochs = std::stoi(a.get("--epochs", "3"));
