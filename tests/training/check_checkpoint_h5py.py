@@ -6,6 +6,7 @@ position, the schedule state and the resolved config as a string.
 
 usage: check_checkpoint_h5py.py CHECKPOINT.h5
 """
+import os
 import subprocess
 import sys
 
@@ -13,11 +14,12 @@ try:
     import h5py
     import numpy as np
 except ImportError:
+    if os.environ.get("STRATA_H5PY_INSTALLED"):
+        raise
     subprocess.check_call([sys.executable, "-m", "pip", "install", "--quiet", "--user", "h5py", "numpy"])
-    import site, importlib
-    importlib.reload(site)
-    import h5py
-    import numpy as np
+    # a fresh interpreter sees the new user site-packages
+    os.environ["STRATA_H5PY_INSTALLED"] = "1"
+    os.execv(sys.executable, [sys.executable] + sys.argv)
 
 
 def text(ds):
