@@ -53,22 +53,27 @@ STRATA_HD inline void adamw_update(float& w, float g, float& m, float& v, float 
                                    float one_minus_beta1, float one_minus_beta2, float eps,
                                    float step_size, float bc2_sqrt) {
   w *= decay;
-  // m.lerp_(g, 1 - beta1): the two-sided lerp keeps m exact at either end
-  m = one_minus_beta1 < 0.5f ? m + one_minus_beta1 * (g - m) : g - (g - m) * (1.0f - one_minus_beta1);
-  v = v * beta2 + one_minus_beta2 * g * g;
+  // m.lerp_(g, 1 - beta1) (two-sided, as torch's lerp), v.mul_(beta2).addcmul_(g, g, 1 - beta2);
+  // explicit fmas as in torch's vectorised CPU kernels (see sgd_update)
+  m = one_minus_beta1 < 0.5f ? std::fma(one_minus_beta1, g - m, m) : std::fma(m - g, 1.0f - one_minus_beta1, g);
+  v = std::fma(one_minus_beta2 * g, g, v * beta2);
   float denom = std::sqrt(v) / bc2_sqrt + eps;
   w += -step_size * m / denom;
 }
 
-// SGD with momentum (PyTorch semantics: buf = mu*buf + (1-dampening)*g; nesterov: g + mu*buf).
+// SGD with momentum, PyTorch semantics and rounding: g += wd*w; buf = g on the first
+// step, else buf = mu*buf (rounded) + (1-dampening)*g; nesterov: g + mu*buf; w -= lr*g.
+// The multiply-adds are explicit fmas, as torch's vectorised CPU kernels compute
+// add(x, alpha=a), so that trajectories agree with torch.optim.SGD to the bit
+// rather than depending on how a compiler contracts each expression.
 STRATA_HD inline void sgd_update(float& w, float g, float& buf, float lr, float momentum,
                                  float dampening, float weight_decay, bool nesterov, bool first_step) {
-  if (weight_decay != 0.0f) g += weight_decay * w;
+  if (weight_decay != 0.0f) g = std::fma(weight_decay, w, g);
   if (momentum != 0.0f) {
-    buf = first_step ? g : momentum * buf + (1.0f - dampening) * g;
-    g = nesterov ? g + momentum * buf : buf;
+    buf = first_step ? g : std::fma(1.0f - dampening, g, momentum * buf);
+    g = nesterov ? std::fma(momentum, buf, g) : buf;
   }
-  w -= lr * g;
+  w = std::fma(-lr, g, w);
 }
 
 // Loss-scale unscale and finite check: returns false when g is inf or NaN.
