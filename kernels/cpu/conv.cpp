@@ -116,7 +116,7 @@ void conv2d_backward(const OpAttrs& a, const TensorView* in, const TensorView* o
   over_images(g.n, [&](int64_t s, int64_t e) {
     bool whole = s == 0 && e == g.n;  // the only range: accumulate dW in place
     std::vector<float> col(g.pointwise() ? 0 : static_cast<size_t>(g.rows() * g.plane()));
-    std::vector<float> dw_part(gin[1].defined() && !whole ? static_cast<size_t>(wsize) : 0);
+    std::vector<float> dw_part(gin[1].defined() && !whole ? static_cast<size_t>(wsize) : 0);  // zeroed
     float* dw = whole && gin[1].defined() ? F(gin[1]) : dw_part.data();
     for (int64_t n = s; n < e; ++n) {
       const float* xn = x + n * g.c * g.h * g.w;
@@ -124,7 +124,7 @@ void conv2d_backward(const OpAttrs& a, const TensorView* in, const TensorView* o
       if (gin[1].defined()) {  // dW[O, CKK] += dy[n][O, P] col[n]^T
         if (!g.pointwise()) im2col(g, xn, col.data());
         gemm(false, true, g.o, g.rows(), g.plane(), 1.0f, dyn, g.plane(), g.pointwise() ? xn : col.data(), g.plane(),
-             n == s ? (whole ? 1.0f : 0.0f) : 1.0f, dw, g.rows());
+             1.0f, dw, g.rows());
       }
       if (gin[0].defined()) {  // dcol[CKK, P] = W^T dy[n]
         float* dxn = F(gin[0]) + n * g.c * g.h * g.w;
