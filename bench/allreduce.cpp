@@ -59,8 +59,9 @@ STRATA_BENCH(allreduce, "allreduce bus bandwidth, strata vs plain MPI_Allreduce 
   if (comm.rank() == 0) {
     std::printf("strata-bench allreduce: %d ranks, dtype %s, op %s%s, reps %d (median), warm-up %d\n", n,
                 dtype_name(dtype), rop == ReduceOp::sum ? "sum" : "avg",
-                is_half(dtype) ? (opts.half_reduce_op ? ", half reduce: custom MPI_Op" : ", half reduce: convert to f32")
-                               : "",
+                is_half(dtype)
+                    ? (opts.half_reduce_op ? ", half reduce: custom MPI_Op" : ", half reduce: convert to f32")
+                    : "",
                 reps, warmup);
     std::printf("%10s %6s %12s %14s %12s %14s %8s\n", "size", "iters", "strata_us", "strata_busbw", "mpi_us",
                 "mpi_busbw", "ratio");
@@ -93,8 +94,9 @@ STRATA_BENCH(allreduce, "allreduce bus bandwidth, strata vs plain MPI_Allreduce 
     }
     double s = median(ts), m = median(tm);
     if (comm.rank() == 0)
-      std::printf("%10s %6d %12.1f %11.3f GB/s %12.1f %11.3f GB/s %8.3f\n", bench::format_bytes(bytes).c_str(), iters,
-                  s * 1e6, bus * bytes / s / 1e9, m * 1e6, bus * bytes / m / 1e9, m / s);
+      std::printf("%10s %6d %12.1f %11.3f GB/s %12.1f %11.3f GB/s %8.3f\n",
+                  bench::format_bytes(bytes).c_str(), iters, s * 1e6, bus * bytes / s / 1e9, m * 1e6,
+                  bus * bytes / m / 1e9, m / s);
     std::fflush(stdout);
   }
   if (comm.rank() == 0) std::printf("ratio = strata busbw / plain MPI busbw (1.0 = parity)\n");

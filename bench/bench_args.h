@@ -13,7 +13,11 @@ inline size_t parse_bytes(const std::string& s) {
   char* end = nullptr;
   double v = std::strtod(s.c_str(), &end);
   std::string unit = end;
-  double m = unit.empty() || unit == "B" ? 1 : unit == "K" ? 1024.0 : unit == "M" ? 1048576.0 : unit == "G" ? 1073741824.0 : -1;
+  double m = unit.empty() || unit == "B" ? 1
+             : unit == "K"               ? 1024.0
+             : unit == "M"               ? 1048576.0
+             : unit == "G"               ? 1073741824.0
+                                         : -1;
   if (end == s.c_str() || m < 0 || v <= 0) throw std::invalid_argument("bad size '" + s + "' (e.g. 4K, 64M)");
   return static_cast<size_t>(v * m);
 }
@@ -26,7 +30,8 @@ inline std::string format_bytes(size_t b) {
 }
 
 // The value after `--key` in args, or `fallback`.
-inline std::string option(const std::vector<std::string>& args, const std::string& key, const std::string& fallback) {
+inline std::string option(const std::vector<std::string>& args, const std::string& key,
+                          const std::string& fallback) {
   for (size_t i = 0; i + 1 < args.size(); ++i)
     if (args[i] == key) return args[i + 1];
   return fallback;

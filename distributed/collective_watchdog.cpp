@@ -1,8 +1,9 @@
 #include "distributed/collective_watchdog.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
-#include <unistd.h>
 
 #include "core/error.h"
 
@@ -14,12 +15,13 @@ double comm_timeout_from_env(double fallback_s) {
   char* end = nullptr;
   double s = std::strtod(v, &end);
   if (end == v || *end != '\0' || s < 0)
-    throw ConfigError(std::string("STRATA_COMM_TIMEOUT must be a number of seconds >= 0 (0 disables), got '") + v +
-                      "'");
+    throw ConfigError(
+        std::string("STRATA_COMM_TIMEOUT must be a number of seconds >= 0 (0 disables), got '") + v + "'");
   return s;
 }
 
-CollectiveWatchdog::CollectiveWatchdog(int rank, double timeout_s, std::function<void(const std::string&)> abort)
+CollectiveWatchdog::CollectiveWatchdog(int rank, double timeout_s,
+                                       std::function<void(const std::string&)> abort)
     : rank_(rank), timeout_s_(timeout_s), abort_(std::move(abort)) {
   if (enabled()) thread_ = std::thread([this] { run(); });
 }

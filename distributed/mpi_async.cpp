@@ -68,10 +68,20 @@ namespace {
 
 class MpiAllreduceHandle final : public CommHandle {
  public:
-  MpiAllreduceHandle(std::shared_ptr<CollectiveWatchdog> wd, std::shared_ptr<MpiProgressEngine> engine, int rank,
-                     int size, void* data, size_t count, DType dtype, ReduceOp op, bool convert, std::string what)
-      : wd_(std::move(wd)), engine_(std::move(engine)), set_(std::make_shared<MpiRequestSet>()), rank_(rank),
-        size_(size), data_(data), count_(count), dtype_(dtype), op_(op), convert_(convert), what_(std::move(what)) {
+  MpiAllreduceHandle(std::shared_ptr<CollectiveWatchdog> wd, std::shared_ptr<MpiProgressEngine> engine,
+                     int rank, int size, void* data, size_t count, DType dtype, ReduceOp op, bool convert,
+                     std::string what)
+      : wd_(std::move(wd)),
+        engine_(std::move(engine)),
+        set_(std::make_shared<MpiRequestSet>()),
+        rank_(rank),
+        size_(size),
+        data_(data),
+        count_(count),
+        dtype_(dtype),
+        op_(op),
+        convert_(convert),
+        what_(std::move(what)) {
     ticket_ = wd_->begin(what_);
   }
 
@@ -153,11 +163,13 @@ class MpiAllreduceHandle final : public CommHandle {
     finished_ = true;
     wd_->end(ticket_);
     if (err != MPI_SUCCESS) {
-      error_ = "MPI_Iallreduce failed on rank " + std::to_string(rank_) + " (" + what_ + "): " + error_string(err);
+      error_ =
+          "MPI_Iallreduce failed on rank " + std::to_string(rank_) + " (" + what_ + "): " + error_string(err);
       return;
     }
     void* buf = convert_ ? static_cast<void*>(f32_.data()) : data_;
-    if (op_ == ReduceOp::avg && size_ > 1) scale_by_inverse(buf, count_, convert_ ? DType::f32 : dtype_, size_);
+    if (op_ == ReduceOp::avg && size_ > 1)
+      scale_by_inverse(buf, count_, convert_ ? DType::f32 : dtype_, size_);
     if (convert_) f32_to_half(dtype_, f32_.data(), data_, count_);
   }
 
@@ -185,13 +197,14 @@ class CompletedHandle final : public CommHandle {
 
 }  // namespace
 
-std::unique_ptr<CommHandle> MpiCommunicator::allreduce_async(void* data, size_t count, DType dtype, ReduceOp op) {
+std::unique_ptr<CommHandle> MpiCommunicator::allreduce_async(void* data, size_t count, DType dtype,
+                                                             ReduceOp op) {
   check_thread("allreduce_async");
   if (op == ReduceOp::avg && !is_floating(dtype)) scale_by_inverse(data, 0, dtype, size_);  // throws
   if (count == 0) return std::make_unique<CompletedHandle>();
   bool convert = is_half(dtype) && !options_.half_reduce_op;
-  auto h = std::make_unique<MpiAllreduceHandle>(watchdog_, progress_, rank_, size_, data, count, dtype, op, convert,
-                                                describe("allreduce_async", count, dtype, &op));
+  auto h = std::make_unique<MpiAllreduceHandle>(watchdog_, progress_, rank_, size_, data, count, dtype, op,
+                                                convert, describe("allreduce_async", count, dtype, &op));
   h->start(comm_, options_.half_reduce_op);
   return h;
 }

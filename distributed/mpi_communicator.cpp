@@ -5,12 +5,13 @@
 // split into several calls (MPI counts are int).
 #include "distributed/mpi_communicator.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <unistd.h>
 
 #include "core/error.h"
 #include "distributed/mpi_async.h"
@@ -68,11 +69,13 @@ MpiOptions MpiOptions::from_env() {
 }
 
 MpiCommunicator::MpiCommunicator(MpiOptions options, MPI_Comm parent)
-    : options_(options), owner_(std::this_thread::get_id()),
+    : options_(options),
+      owner_(std::this_thread::get_id()),
       pre_abort_(std::make_shared<std::function<void()>>()) {
   thread_level_ = mpi_ensure_initialized();
   if (options_.progress_thread && thread_level_ < MPI_THREAD_MULTIPLE)
-    throw CommError("STRATA_MPI_PROGRESS_THREAD needs MPI_THREAD_MULTIPLE, which this MPI library does not provide");
+    throw CommError(
+        "STRATA_MPI_PROGRESS_THREAD needs MPI_THREAD_MULTIPLE, which this MPI library does not provide");
   int err = MPI_Comm_dup(parent, &comm_);
   if (err != MPI_SUCCESS) throw CommError("MPI_Comm_dup failed: " + error_string(err));
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
@@ -95,9 +98,10 @@ void MpiCommunicator::set_pre_abort(std::function<void()> fn) { *pre_abort_ = st
 
 void MpiCommunicator::check_thread(const char* op) const {
   if (thread_level_ < MPI_THREAD_MULTIPLE && std::this_thread::get_id() != owner_)
-    throw CommError(std::string(op) +
-                    ": called from a thread other than the one that created the MPI communicator, and MPI was "
-                    "initialised without MPI_THREAD_MULTIPLE");
+    throw CommError(
+        std::string(op) +
+        ": called from a thread other than the one that created the MPI communicator, and MPI was "
+        "initialised without MPI_THREAD_MULTIPLE");
 }
 
 void MpiCommunicator::fail(const char* mpi_call, const std::string& what, int err) const {
@@ -164,7 +168,8 @@ void MpiCommunicator::allgather(const void* send, void* recv, size_t count, DTyp
   CollectiveWatchdog::Scope guard(*watchdog_, what);
   char* mine = static_cast<char*>(recv) + static_cast<size_t>(rank_) * bytes;
   const void* src = send == mine ? MPI_IN_PLACE : send;
-  int err = MPI_Allgather(src, static_cast<int>(bytes), MPI_BYTE, recv, static_cast<int>(bytes), MPI_BYTE, comm_);
+  int err =
+      MPI_Allgather(src, static_cast<int>(bytes), MPI_BYTE, recv, static_cast<int>(bytes), MPI_BYTE, comm_);
   if (err != MPI_SUCCESS) fail("MPI_Allgather", what, err);
 }
 
@@ -183,8 +188,8 @@ void MpiCommunicator::reduce_scatter(const void* send, void* recv, size_t count,
     size_t total = count * static_cast<size_t>(size_);
     scratch_.resize(total + count);
     half_to_f32(dtype, send, scratch_.data(), total);
-    err = MPI_Reduce_scatter_block(scratch_.data(), scratch_.data() + total, static_cast<int>(count), MPI_FLOAT,
-                                   MPI_SUM, comm_);
+    err = MPI_Reduce_scatter_block(scratch_.data(), scratch_.data() + total, static_cast<int>(count),
+                                   MPI_FLOAT, MPI_SUM, comm_);
     if (err != MPI_SUCCESS) fail("MPI_Reduce_scatter_block", what, err);
     if (op == ReduceOp::avg) scale_by_inverse(scratch_.data() + total, count, DType::f32, size_);
     f32_to_half(dtype, scratch_.data() + total, recv, count);

@@ -33,10 +33,10 @@ int mpi_ensure_initialized();
 class MpiProgressEngine;
 
 struct MpiOptions {
-  double timeout_s = 60.0;        // collective watchdog; 0 disables (env STRATA_COMM_TIMEOUT)
-  bool half_reduce_op = false;    // true: custom 16-bit MPI_Op (env STRATA_MPI_HALF_REDUCE=op|convert)
-  bool progress_thread = false;   // drive async requests from a thread (env STRATA_MPI_PROGRESS_THREAD=1)
-  static MpiOptions from_env();   // malformed values are a ConfigError
+  double timeout_s = 60.0;       // collective watchdog; 0 disables (env STRATA_COMM_TIMEOUT)
+  bool half_reduce_op = false;   // true: custom 16-bit MPI_Op (env STRATA_MPI_HALF_REDUCE=op|convert)
+  bool progress_thread = false;  // drive async requests from a thread (env STRATA_MPI_PROGRESS_THREAD=1)
+  static MpiOptions from_env();  // malformed values are a ConfigError
 };
 
 class MpiCommunicator final : public Communicator {

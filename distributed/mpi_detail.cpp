@@ -1,5 +1,6 @@
 #include "distributed/mpi_detail.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 
@@ -9,29 +10,48 @@
 namespace strata::mpi_detail {
 namespace {
 
-template <float (*ToF)(uint16_t), uint16_t (*FromF)(float)>
+// inout = round16(float(in) + float(inout)), in blocks through the vectorised bulk
+// conversions (kernels/half.h).
+template <bool BF16>
 void half_sum(void* in, void* inout, int* len, MPI_Datatype*) {
-  auto* a = static_cast<const uint16_t*>(in);
-  auto* b = static_cast<uint16_t*>(inout);
-  for (int i = 0; i < *len; ++i) b[i] = FromF(ToF(a[i]) + ToF(b[i]));
+  constexpr int kBlock = 1024;
+  float a[kBlock], b[kBlock];
+  auto* x = static_cast<const uint16_t*>(in);
+  auto* y = static_cast<uint16_t*>(inout);
+  for (int off = 0; off < *len; off += kBlock) {
+    size_t n = static_cast<size_t>(std::min(kBlock, *len - off));
+    if (BF16) {
+      bf16_to_f32(x + off, a, n);
+      bf16_to_f32(y + off, b, n);
+    } else {
+      f16_to_f32(x + off, a, n);
+      f16_to_f32(y + off, b, n);
+    }
+    for (size_t i = 0; i < n; ++i) b[i] += a[i];
+    if (BF16)
+      f32_to_bf16(b, y + off, n);
+    else
+      f32_to_f16(b, y + off, n);
+  }
 }
-
-float f16_to_f(uint16_t h) { return f16_bits_to_float(h); }
-uint16_t f_to_f16(float f) { return float_to_f16_bits(f); }
-float bf16_to_f(uint16_t h) { return bf16_bits_to_float(h); }
-uint16_t f_to_bf16(float f) { return float_to_bf16_bits(f); }
 
 }  // namespace
 
 MPI_Datatype mpi_type(DType t) {
   switch (t) {
-    case DType::f32: return MPI_FLOAT;
-    case DType::f64: return MPI_DOUBLE;
-    case DType::i32: return MPI_INT32_T;
-    case DType::i64: return MPI_INT64_T;
-    case DType::u8: return MPI_UINT8_T;
+    case DType::f32:
+      return MPI_FLOAT;
+    case DType::f64:
+      return MPI_DOUBLE;
+    case DType::i32:
+      return MPI_INT32_T;
+    case DType::i64:
+      return MPI_INT64_T;
+    case DType::u8:
+      return MPI_UINT8_T;
     case DType::f16:
-    case DType::bf16: break;
+    case DType::bf16:
+      break;
   }
   throw CommError(std::string("no MPI datatype for ") + dtype_name(t));
 }
@@ -41,8 +61,8 @@ MPI_Op half_sum_op(DType t) {
   static MPI_Op f16 = MPI_OP_NULL, bf16 = MPI_OP_NULL;
   static std::once_flag once;
   std::call_once(once, [] {
-    MPI_Op_create(&half_sum<f16_to_f, f_to_f16>, 1, &f16);
-    MPI_Op_create(&half_sum<bf16_to_f, f_to_bf16>, 1, &bf16);
+    MPI_Op_create(&half_sum<false>, 1, &f16);
+    MPI_Op_create(&half_sum<true>, 1, &bf16);
   });
   return t == DType::f16 ? f16 : bf16;
 }
@@ -61,13 +81,17 @@ std::string error_string(int err) {
 }
 
 void half_to_f32(DType t, const void* src, float* dst, size_t n) {
-  if (t == DType::f16) f16_to_f32(static_cast<const uint16_t*>(src), dst, n);
-  else bf16_to_f32(static_cast<const uint16_t*>(src), dst, n);
+  if (t == DType::f16)
+    f16_to_f32(static_cast<const uint16_t*>(src), dst, n);
+  else
+    bf16_to_f32(static_cast<const uint16_t*>(src), dst, n);
 }
 
 void f32_to_half(DType t, const float* src, void* dst, size_t n) {
-  if (t == DType::f16) f32_to_f16(src, static_cast<uint16_t*>(dst), n);
-  else f32_to_bf16(src, static_cast<uint16_t*>(dst), n);
+  if (t == DType::f16)
+    f32_to_f16(src, static_cast<uint16_t*>(dst), n);
+  else
+    f32_to_bf16(src, static_cast<uint16_t*>(dst), n);
 }
 
 void scale_by_inverse(void* data, size_t count, DType t, int n) {
@@ -90,10 +114,12 @@ void scale_by_inverse(void* data, size_t count, DType t, int n) {
       float s = 1.0f / static_cast<float>(n);
       bool h = t == DType::f16;
       for (size_t i = 0; i < count; ++i)
-        p[i] = h ? float_to_f16_bits(f16_bits_to_float(p[i]) * s) : float_to_bf16_bits(bf16_bits_to_float(p[i]) * s);
+        p[i] = h ? float_to_f16_bits(f16_bits_to_float(p[i]) * s)
+                 : float_to_bf16_bits(bf16_bits_to_float(p[i]) * s);
       return;
     }
-    default: throw CommError(std::string("avg is defined for floating dtypes only, not ") + dtype_name(t));
+    default:
+      throw CommError(std::string("avg is defined for floating dtypes only, not ") + dtype_name(t));
   }
 }
 

@@ -15,13 +15,20 @@ namespace {
 
 ncclDataType_t nccl_type(DType t) {
   switch (t) {
-    case DType::f32: return ncclFloat32;
-    case DType::f16: return ncclFloat16;
-    case DType::bf16: return ncclBfloat16;
-    case DType::f64: return ncclFloat64;
-    case DType::i32: return ncclInt32;
-    case DType::i64: return ncclInt64;
-    case DType::u8: return ncclUint8;
+    case DType::f32:
+      return ncclFloat32;
+    case DType::f16:
+      return ncclFloat16;
+    case DType::bf16:
+      return ncclBfloat16;
+    case DType::f64:
+      return ncclFloat64;
+    case DType::i32:
+      return ncclInt32;
+    case DType::i64:
+      return ncclInt64;
+    case DType::u8:
+      return ncclUint8;
   }
   return ncclFloat32;
 }
@@ -129,16 +136,19 @@ class NcclCommunicator final : public Communicator {
     after_caller();
     ncclRedOp_t rop = op == ReduceOp::sum ? ncclSum : ncclAvg;
     if (!is_half(dtype)) {
-      nccl(ncclReduceScatter(send, recv, count, nccl_type(dtype), rop, comm_, stream_), "ncclReduceScatter", what);
+      nccl(ncclReduceScatter(send, recv, count, nccl_type(dtype), rop, comm_, stream_), "ncclReduceScatter",
+           what);
       sync(what);
       return;
     }
     size_t total = count * static_cast<size_t>(size());
     float* tmp = nullptr;
-    cuda(cudaMallocAsync(reinterpret_cast<void**>(&tmp), (total + count) * sizeof(float), stream_), "cudaMallocAsync");
+    cuda(cudaMallocAsync(reinterpret_cast<void**>(&tmp), (total + count) * sizeof(float), stream_),
+         "cudaMallocAsync");
     bool bf16 = dtype == DType::bf16;
     nccl_detail::half_to_f32_device(bf16, send, tmp, total, stream_);
-    nccl(ncclReduceScatter(tmp, tmp + total, count, ncclFloat32, rop, comm_, stream_), "ncclReduceScatter", what);
+    nccl(ncclReduceScatter(tmp, tmp + total, count, ncclFloat32, rop, comm_, stream_), "ncclReduceScatter",
+         what);
     nccl_detail::f32_to_half_device(bf16, tmp + total, recv, count, 1.0f, stream_);
     cuda(cudaFreeAsync(tmp, stream_), "cudaFreeAsync");
     sync(what);
@@ -222,7 +232,8 @@ bool NcclHandle::test() {
 void NcclHandle::wait() {
   if (!finished_) {
     cudaError_t e = cudaEventSynchronize(ev_);
-    if (e != cudaSuccess) error_ = std::string("cudaEventSynchronize (") + what_ + "): " + cudaGetErrorString(e);
+    if (e != cudaSuccess)
+      error_ = std::string("cudaEventSynchronize (") + what_ + "): " + cudaGetErrorString(e);
     finish();
   }
   if (!error_.empty()) throw CommError(error_);

@@ -1,11 +1,12 @@
 // LaunchEnv parsing, device selection and the factory's refusals, without mpirun.
+#include "distributed/launch_env.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 
 #include "core/error.h"
 #include "distributed/cuda/nccl_communicator.h"
-#include "distributed/launch_env.h"
 
 namespace strata {
 namespace {
@@ -69,7 +70,8 @@ TEST(LaunchEnv, UnknownBackendIsConfigError) { EXPECT_THROW(make_communicator("g
 
 TEST(LaunchEnv, NcclWithoutDeviceIsCommErrorWithReason) {
   NcclAvailability a = nccl_availability();
-  if (a.ok) GTEST_SKIP() << "a CUDA device is present (" << a.device_count << "); this test covers its absence";
+  if (a.ok)
+    GTEST_SKIP() << "a CUDA device is present (" << a.device_count << "); this test covers its absence";
   try {
     make_communicator("nccl");
     FAIL() << "no throw";

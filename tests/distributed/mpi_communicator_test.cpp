@@ -1,6 +1,8 @@
 // Every Communicator op over MPI, on whatever rank count mpirun gives (CTest runs
 // 2 and 4). Each rank fills its input from (rank, index) so that every rank can
 // compute the expected result itself.
+#include "distributed/mpi_communicator.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,7 +11,6 @@
 
 #include "core/error.h"
 #include "distributed/launch_env.h"
-#include "distributed/mpi_communicator.h"
 #include "kernels/half.h"
 
 namespace strata {
@@ -36,7 +37,8 @@ struct Case {
 };
 
 std::string name(const Case& c) {
-  return std::string(dtype_name(c.dtype)) + (c.op == ReduceOp::sum ? "_sum_" : "_avg_") + std::to_string(c.count);
+  return std::string(dtype_name(c.dtype)) + (c.op == ReduceOp::sum ? "_sum_" : "_avg_") +
+         std::to_string(c.count);
 }
 
 std::vector<uint8_t> fill(DType t, int rank, size_t count, size_t offset = 0) {

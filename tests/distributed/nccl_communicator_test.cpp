@@ -1,11 +1,12 @@
 // NCCL backend on device buffers (gpu label). Without CUDA, NCCL or enough
 // devices (one per local rank) every test reports SKIPPED with the reason.
+#include "distributed/cuda/nccl_communicator.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <vector>
 
-#include "distributed/cuda/nccl_communicator.h"
 #include "distributed/launch_env.h"
 #include "kernels/half.h"
 #ifdef STRATA_HAVE_CUDA
@@ -24,18 +25,20 @@ Communicator* nccl_comm(std::string& why) {
     tried = true;
     NcclAvailability a = nccl_availability();
     LaunchEnv e = read_launch_env();
-    if (!a.ok) reason = a.reason;
+    if (!a.ok)
+      reason = a.reason;
     else if (a.device_count < e.local_size)
       reason = std::to_string(e.local_size) + " local ranks need as many CUDA devices; " +
                std::to_string(a.device_count) + " visible";
-    else c = make_communicator("nccl");
+    else
+      c = make_communicator("nccl");
   }
   why = reason;
   return c.get();
 }
 
-#define NCCL_OR_SKIP(c)             \
-  std::string why_;                 \
+#define NCCL_OR_SKIP(c)              \
+  std::string why_;                  \
   Communicator* c = nccl_comm(why_); \
   if (!c) GTEST_SKIP() << why_
 
