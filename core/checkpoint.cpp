@@ -55,7 +55,8 @@ struct Writer {
                const Shape& shape, const void* data) {
     check_name(where, name);
     std::vector<hsize_t> dims(shape.begin(), shape.end());
-    h5::Space space(dims.empty() ? H5Screate(H5S_SCALAR) : H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr));
+    h5::Space space(dims.empty() ? H5Screate(H5S_SCALAR)
+                                 : H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr));
     h5::Dataset d(H5Dcreate2(g, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
     if (!d.valid()) fail(path, "cannot create " + where + "/" + name);
     if (shape_numel(shape) > 0 && H5Dwrite(d.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
@@ -63,13 +64,16 @@ struct Writer {
   }
 
   void tensor(hid_t g, const std::string& where, const std::string& name, const Tensor& t) {
-    if (!t.defined()) throw IoError("checkpoint '" + path.string() + "': " + where + "/" + name + " is an undefined tensor");
+    if (!t.defined())
+      throw IoError("checkpoint '" + path.string() + "': " + where + "/" + name + " is an undefined tensor");
     // FP32 (lower-precision floats widen losslessly); integer tensors as int64.
     bool integer = t.dtype() == DType::i32 || t.dtype() == DType::i64 || t.dtype() == DType::u8;
     Tensor c = integer ? (t.dtype() == DType::i64 ? t.contiguous() : t.to(DType::i64))
                        : (t.dtype() == DType::f32 ? t.contiguous() : t.to(DType::f32));
-    if (integer) dataset(g, where, name, H5T_STD_I64LE, H5T_NATIVE_INT64, c.shape(), c.raw_data());
-    else dataset(g, where, name, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, c.shape(), c.raw_data());
+    if (integer)
+      dataset(g, where, name, H5T_STD_I64LE, H5T_NATIVE_INT64, c.shape(), c.raw_data());
+    else
+      dataset(g, where, name, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, c.shape(), c.raw_data());
   }
 
   void i64(hid_t g, const std::string& where, const std::string& name, int64_t v) {
@@ -91,7 +95,8 @@ struct Writer {
     const char* p = kFormat;
     if (!fa.valid() || H5Awrite(fa.get(), t.get(), &p) < 0) fail(path, "cannot write the 'format' attribute");
     h5::Attr va(H5Acreate2(file, "version", H5T_STD_I64LE, scalar.get(), H5P_DEFAULT, H5P_DEFAULT));
-    if (!va.valid() || H5Awrite(va.get(), H5T_NATIVE_INT64, &kVersion) < 0) fail(path, "cannot write the 'version' attribute");
+    if (!va.valid() || H5Awrite(va.get(), H5T_NATIVE_INT64, &kVersion) < 0)
+      fail(path, "cannot write the 'version' attribute");
   }
 };
 
@@ -112,7 +117,8 @@ void write_file(const Checkpoint& ck, const fs::path& path) {
     h5::Group g = w.group("/trainer");
     for (auto& [k, v] : ck.ints) w.i64(g.get(), "/trainer", k, v);
     for (auto& [k, v] : ck.scalars) {
-      if (ck.ints.count(k)) throw IoError("checkpoint '" + path.string() + "': /trainer/" + k + " is both an int and a scalar");
+      if (ck.ints.count(k))
+        throw IoError("checkpoint '" + path.string() + "': /trainer/" + k + " is both an int and a scalar");
       w.f64(g.get(), "/trainer", k, v);
     }
   }
@@ -132,7 +138,8 @@ void write_file(const Checkpoint& ck, const fs::path& path) {
     h5::Group g = w.group("/schedule");
     w.str(g.get(), "/schedule", "name", ck.schedule.name);
     for (auto& [k, v] : ck.schedule.values) {
-      if (k == "name") throw IoError("checkpoint '" + path.string() + "': schedule state key 'name' is reserved");
+      if (k == "name")
+        throw IoError("checkpoint '" + path.string() + "': schedule state key 'name' is reserved");
       w.f64(g.get(), "/schedule", k, v);
     }
   }
@@ -200,7 +207,8 @@ struct Reader {
   }
 
   [[noreturn]] void ill_typed(const std::string& full, const std::string& expected) {
-    throw IoError("checkpoint '" + path.string() + "': " + full + " has the wrong type (expected " + expected + ")");
+    throw IoError("checkpoint '" + path.string() + "': " + full + " has the wrong type (expected " +
+                  expected + ")");
   }
 
   Tensor tensor(hid_t g, const std::string& where, const std::string& name) {
@@ -210,8 +218,8 @@ struct Reader {
     bool i64 = e.cls == H5T_INTEGER && e.size == 8;
     if (!f32 && !i64) ill_typed(full, "float32 or int64 array");
     Tensor t = Tensor::empty(e.shape, f32 ? DType::f32 : DType::i64);
-    if (t.numel() > 0 &&
-        H5Dread(e.d.get(), f32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.raw_data()) < 0)
+    if (t.numel() > 0 && H5Dread(e.d.get(), f32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_INT64, H5S_ALL, H5S_ALL,
+                                 H5P_DEFAULT, t.raw_data()) < 0)
       fail(path, "cannot read " + full);
     return t;
   }
@@ -223,19 +231,22 @@ struct Reader {
   int64_t i64(const Entry& e, const std::string& full) {
     scalar_shape(e, full);
     int64_t v = 0;
-    if (H5Dread(e.d.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v) < 0) fail(path, "cannot read " + full);
+    if (H5Dread(e.d.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v) < 0)
+      fail(path, "cannot read " + full);
     return v;
   }
   double f64(const Entry& e, const std::string& full) {
     scalar_shape(e, full);
     double v = 0;
-    if (H5Dread(e.d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v) < 0) fail(path, "cannot read " + full);
+    if (H5Dread(e.d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v) < 0)
+      fail(path, "cannot read " + full);
     return v;
   }
   std::string str(hid_t g, const std::string& where, const std::string& name) {
     Entry e = open(g, where, name);
     std::string full = where + "/" + name;
-    if (e.cls != H5T_STRING || H5Tis_variable_str(e.type.get()) <= 0) ill_typed(full, "a variable-length string");
+    if (e.cls != H5T_STRING || H5Tis_variable_str(e.type.get()) <= 0)
+      ill_typed(full, "a variable-length string");
     scalar_shape(e, full);
     h5::Type t = utf8_type();
     char* p = nullptr;
@@ -246,17 +257,22 @@ struct Reader {
   }
 
   void check_format() {
-    if (H5Aexists(file, "format") <= 0) throw IoError("checkpoint '" + path.string() + "': not a strata checkpoint (no 'format' attribute on /)");
+    if (H5Aexists(file, "format") <= 0)
+      throw IoError("checkpoint '" + path.string() +
+                    "': not a strata checkpoint (no 'format' attribute on /)");
     h5::Attr a(H5Aopen(file, "format", H5P_DEFAULT));
     h5::Type t = utf8_type();
     char* p = nullptr;
     if (!a.valid() || H5Aread(a.get(), t.get(), &p) < 0) fail(path, "cannot read the 'format' attribute");
     std::string fmt = p ? p : "";
     if (p) H5free_memory(p);
-    if (fmt != kFormat) throw IoError("checkpoint '" + path.string() + "': format is '" + fmt + "', expected '" + kFormat + "'");
+    if (fmt != kFormat)
+      throw IoError("checkpoint '" + path.string() + "': format is '" + fmt + "', expected '" + kFormat +
+                    "'");
     h5::Attr v(H5Aopen(file, "version", H5P_DEFAULT));
     int64_t version = 0;
-    if (!v.valid() || H5Aread(v.get(), H5T_NATIVE_INT64, &version) < 0) fail(path, "cannot read the 'version' attribute");
+    if (!v.valid() || H5Aread(v.get(), H5T_NATIVE_INT64, &version) < 0)
+      fail(path, "cannot read the 'version' attribute");
     if (version != kVersion)
       throw IoError("checkpoint '" + path.string() + "': version " + std::to_string(version) +
                     " is not supported (this build reads version " + std::to_string(kVersion) + ")");
@@ -287,7 +303,9 @@ void save_checkpoint(const Checkpoint& ck, const fs::path& path) {
     fsync_path(tmp, false);
     std::error_code ec;
     fs::rename(tmp, path, ec);
-    if (ec) throw IoError("checkpoint '" + path.string() + "': cannot rename '" + tmp.string() + "' into place: " + ec.message());
+    if (ec)
+      throw IoError("checkpoint '" + path.string() + "': cannot rename '" + tmp.string() +
+                    "' into place: " + ec.message());
     fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
     fsync_path(dir, true);
   } catch (...) {
@@ -310,9 +328,12 @@ Checkpoint load_checkpoint(const fs::path& path) {
   if (h5::Group g = r.group("/trainer"); g.valid()) {
     for (auto& n : member_names(g.get())) {
       auto e = r.open(g.get(), "/trainer", n);
-      if (e.cls == H5T_INTEGER) ck.ints[n] = r.i64(e, "/trainer/" + n);
-      else if (e.cls == H5T_FLOAT) ck.scalars[n] = r.f64(e, "/trainer/" + n);
-      else r.ill_typed("/trainer/" + n, "an int64 or float64 scalar");
+      if (e.cls == H5T_INTEGER)
+        ck.ints[n] = r.i64(e, "/trainer/" + n);
+      else if (e.cls == H5T_FLOAT)
+        ck.scalars[n] = r.f64(e, "/trainer/" + n);
+      else
+        r.ill_typed("/trainer/" + n, "an int64 or float64 scalar");
     }
   }
   if (h5::Group g = r.group("/rng"); g.valid())
@@ -364,7 +385,9 @@ CheckpointInfo read_checkpoint_info(const fs::path& path) {
 // ---- lookups
 
 namespace {
-std::string where(const Checkpoint& ck) { return "checkpoint '" + (ck.source.empty() ? "<in memory>" : ck.source) + "': "; }
+std::string where(const Checkpoint& ck) {
+  return "checkpoint '" + (ck.source.empty() ? "<in memory>" : ck.source) + "': ";
+}
 
 template <typename M>
 const typename M::mapped_type& find_or_throw(const Checkpoint& ck, const M& m, const std::string& group,
@@ -375,7 +398,9 @@ const typename M::mapped_type& find_or_throw(const Checkpoint& ck, const M& m, c
 }
 }  // namespace
 
-const Tensor& Checkpoint::model_tensor(const std::string& name) const { return find_or_throw(*this, model, "/model", name); }
+const Tensor& Checkpoint::model_tensor(const std::string& name) const {
+  return find_or_throw(*this, model, "/model", name);
+}
 const Tensor& Checkpoint::optimizer_tensor(const std::string& name) const {
   return find_or_throw(*this, optimizer, "/optimizer", name);
 }
@@ -389,7 +414,11 @@ double Checkpoint::scalar_value(const std::string& key) const {
     throw IoError(where(*this) + "/trainer/" + key + " is int64, expected float64");
   return find_or_throw(*this, scalars, "/trainer", key);
 }
-const std::string& Checkpoint::rng_state(const std::string& name) const { return find_or_throw(*this, rng, "/rng", name); }
-int64_t Checkpoint::loader_value(const std::string& key) const { return find_or_throw(*this, loader, "/loader", key); }
+const std::string& Checkpoint::rng_state(const std::string& name) const {
+  return find_or_throw(*this, rng, "/rng", name);
+}
+int64_t Checkpoint::loader_value(const std::string& key) const {
+  return find_or_throw(*this, loader, "/loader", key);
+}
 
 }  // namespace strata

@@ -29,22 +29,22 @@ namespace strata {
 
 // The /trainer keys the trainer and the helpers in checkpoint_state.h use.
 namespace ckpt_key {
-inline constexpr const char* step = "step";                    // int64: optimizer steps done
-inline constexpr const char* epoch = "epoch";                  // int64
+inline constexpr const char* step = "step";                      // int64: optimizer steps done
+inline constexpr const char* epoch = "epoch";                    // int64
 inline constexpr const char* optimizer_step = "optimizer_step";  // int64: the optimizer's counter
-inline constexpr const char* metric = "metric";                // float64: eval metric at this save (rotation)
-inline constexpr const char* best_metric = "best_metric";      // float64
-inline constexpr const char* best_epoch = "best_epoch";        // int64
-inline constexpr const char* patience_counter = "patience_counter";  // int64
-inline constexpr const char* scaler_scale = "scaler_scale";    // float64
+inline constexpr const char* metric = "metric";            // float64: eval metric at this save (rotation)
+inline constexpr const char* best_metric = "best_metric";  // float64
+inline constexpr const char* best_epoch = "best_epoch";    // int64
+inline constexpr const char* patience_counter = "patience_counter";            // int64
+inline constexpr const char* scaler_scale = "scaler_scale";                    // float64
 inline constexpr const char* scaler_growth_tracker = "scaler_growth_tracker";  // int64
 }  // namespace ckpt_key
 
 struct Checkpoint {
   std::map<std::string, Tensor> model;
   std::map<std::string, Tensor> optimizer;
-  std::map<std::string, int64_t> ints;     // /trainer, int64
-  std::map<std::string, double> scalars;   // /trainer, float64
+  std::map<std::string, int64_t> ints;    // /trainer, int64
+  std::map<std::string, double> scalars;  // /trainer, float64
   std::map<std::string, std::string> rng;
   std::string resolved_yaml;
   std::map<std::string, int64_t> loader;

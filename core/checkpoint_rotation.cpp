@@ -14,13 +14,16 @@ namespace {
 bool is_temp(const fs::path& p) { return p.filename().string().find(".tmp.") != std::string::npos; }
 }  // namespace
 
-CheckpointRotation::CheckpointRotation(fs::path dir, RotationOptions opt) : dir_(std::move(dir)), opt_(std::move(opt)) {
-  if (opt_.keep_last < 1) throw ConfigError("checkpoint rotation: keep_last must be >= 1, got " + std::to_string(opt_.keep_last));
+CheckpointRotation::CheckpointRotation(fs::path dir, RotationOptions opt)
+    : dir_(std::move(dir)), opt_(std::move(opt)) {
+  if (opt_.keep_last < 1)
+    throw ConfigError("checkpoint rotation: keep_last must be >= 1, got " + std::to_string(opt_.keep_last));
   if (opt_.mode != "min" && opt_.mode != "max")
     throw ConfigError("checkpoint rotation: mode must be 'min' or 'max', got '" + opt_.mode + "'");
   std::error_code ec;
   fs::create_directories(dir_, ec);
-  if (ec) throw IoError("checkpoint rotation: cannot create directory '" + dir_.string() + "': " + ec.message());
+  if (ec)
+    throw IoError("checkpoint rotation: cannot create directory '" + dir_.string() + "': " + ec.message());
   const std::regex own(opt_.prefix + R"(-(\d+)\.h5)");
   for (auto& e : fs::directory_iterator(dir_, ec)) {
     std::string name = e.path().filename().string();
@@ -75,7 +78,8 @@ std::optional<CheckpointInfo> CheckpointRotation::latest() const {
 void CheckpointRotation::prune() {
   auto b = opt_.keep_best ? best() : std::nullopt;
   const size_t n = entries_.size();
-  const size_t keep_from = n > static_cast<size_t>(opt_.keep_last) ? n - static_cast<size_t>(opt_.keep_last) : 0;
+  const size_t keep_from =
+      n > static_cast<size_t>(opt_.keep_last) ? n - static_cast<size_t>(opt_.keep_last) : 0;
   std::vector<CheckpointInfo> kept;
   for (size_t i = 0; i < n; ++i) {
     const auto& e = entries_[i];

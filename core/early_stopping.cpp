@@ -14,7 +14,8 @@ EarlyStopping::EarlyStopping(EarlyStoppingOptions opt) : opt_(std::move(opt)) {
     throw ConfigError("early stopping: patience must be >= 1, got " + std::to_string(opt_.patience));
   if (!(opt_.min_delta >= 0.0))
     throw ConfigError("early stopping: min_delta must be >= 0, got " + std::to_string(opt_.min_delta));
-  best_ = opt_.mode == "min" ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
+  best_ =
+      opt_.mode == "min" ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
 }
 
 bool EarlyStopping::update(double value, int64_t epoch) {

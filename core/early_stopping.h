@@ -15,7 +15,7 @@ struct EarlyStoppingOptions {
 };
 
 struct EarlyStoppingState {
-  double best = 0.0;       // best value so far; +inf (min) / -inf (max) before any update
+  double best = 0.0;  // best value so far; +inf (min) / -inf (max) before any update
   int64_t best_epoch = -1;
   int64_t bad_epochs = 0;  // evaluations since the last improvement
 };

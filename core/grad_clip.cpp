@@ -25,13 +25,15 @@ double grad_norm(const std::vector<Tensor>& params) {
     Tensor g = f32_grad(p);
     if (!g.defined()) continue;
     const float* d = g.data<float>();
-    for (int64_t i = 0, n = g.numel(); i < n; ++i) sum += static_cast<double>(d[i]) * static_cast<double>(d[i]);
+    for (int64_t i = 0, n = g.numel(); i < n; ++i)
+      sum += static_cast<double>(d[i]) * static_cast<double>(d[i]);
   }
   return std::sqrt(sum);
 }
 
 double clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
-  if (!(max_norm > 0.0)) throw ConfigError("clip_grad_norm: max_norm must be > 0, got " + std::to_string(max_norm));
+  if (!(max_norm > 0.0))
+    throw ConfigError("clip_grad_norm: max_norm must be > 0, got " + std::to_string(max_norm));
   double norm = grad_norm(params);
   if (!std::isfinite(norm)) return norm;
   double coef = max_norm / (norm + 1e-6);

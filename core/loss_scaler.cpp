@@ -11,13 +11,16 @@ namespace strata {
 
 LossScaler::LossScaler(LossScalerOptions opt) : opt_(opt), scale_(opt.init_scale) {
   if (!(opt_.init_scale > 0.0) || !std::isfinite(opt_.init_scale))
-    throw ConfigError("loss scaler: init_scale must be finite and > 0, got " + std::to_string(opt_.init_scale));
+    throw ConfigError("loss scaler: init_scale must be finite and > 0, got " +
+                      std::to_string(opt_.init_scale));
   if (!(opt_.growth_factor > 1.0))
     throw ConfigError("loss scaler: growth_factor must be > 1, got " + std::to_string(opt_.growth_factor));
   if (!(opt_.backoff_factor > 0.0 && opt_.backoff_factor < 1.0))
-    throw ConfigError("loss scaler: backoff_factor must be in (0, 1), got " + std::to_string(opt_.backoff_factor));
+    throw ConfigError("loss scaler: backoff_factor must be in (0, 1), got " +
+                      std::to_string(opt_.backoff_factor));
   if (opt_.growth_interval <= 0)
-    throw ConfigError("loss scaler: growth_interval must be > 0, got " + std::to_string(opt_.growth_interval));
+    throw ConfigError("loss scaler: growth_interval must be > 0, got " +
+                      std::to_string(opt_.growth_interval));
 }
 
 Tensor LossScaler::scale_loss(const Tensor& loss) const {
@@ -27,7 +30,8 @@ Tensor LossScaler::scale_loss(const Tensor& loss) const {
 
 bool LossScaler::unscale(const std::vector<Tensor>& params) {
   if (!opt_.enabled) return true;
-  if (unscaled_) throw Error("loss scaler: unscale() called twice in one step; call update() after each step");
+  if (unscaled_)
+    throw Error("loss scaler: unscale() called twice in one step; call update() after each step");
   unscaled_ = true;
   // As GradScaler: the reciprocal in double, applied in float (exact for powers of two).
   const float inv = static_cast<float>(1.0 / scale_);

@@ -4,7 +4,8 @@
 //   scaler.unscale(params);            // once, before clipping: grads /= scale, finite check
 //   clip_grad_norm(params, max_norm);  // optional
 //   if (scaler.should_step()) optimizer.step();
-//   scaler.update();                   // inf/NaN: scale *= backoff; growth_interval clean steps: scale *= growth
+//   scaler.update();                   // inf/NaN: scale *= backoff; growth_interval clean steps: scale *=
+//   growth
 // Disabled (fp32, bf16): scale 1, unscale does nothing and the step always runs.
 // Under data parallelism the gradients are allreduced before unscale(), so every
 // rank sees the same inf/NaN and takes the same decision.

@@ -17,18 +17,27 @@ const std::vector<std::string>& schedule_names() {
 std::unique_ptr<LrSchedule> make_schedule(const ScheduleOptions& o, double base_lr) {
   std::unique_ptr<LrSchedule> s;
   const std::string& n = o.name;
-  if (n == "cosine") return std::make_unique<CosineSchedule>(base_lr, o.warmup_steps, o.warmup_start_factor, o.total_steps, o.min_lr);
-  if (n == "linear") return std::make_unique<LinearSchedule>(base_lr, o.warmup_steps, o.warmup_start_factor, o.total_steps, o.min_lr);
+  if (n == "cosine")
+    return std::make_unique<CosineSchedule>(base_lr, o.warmup_steps, o.warmup_start_factor, o.total_steps,
+                                            o.min_lr);
+  if (n == "linear")
+    return std::make_unique<LinearSchedule>(base_lr, o.warmup_steps, o.warmup_start_factor, o.total_steps,
+                                            o.min_lr);
   if (n == "onecycle") {
     if (o.warmup_steps != 0)
-      throw ConfigError("schedule.warmup_steps: onecycle warms up through schedule.pct_start; set warmup_steps to 0");
+      throw ConfigError(
+          "schedule.warmup_steps: onecycle warms up through schedule.pct_start; set warmup_steps to 0");
     return std::make_unique<OneCycleSchedule>(o.max_lr > 0.0 ? o.max_lr : base_lr, o.total_steps, o.pct_start,
                                               o.div_factor, o.final_div_factor);
   }
-  if (n == "constant") s = std::make_unique<ConstantSchedule>(base_lr);
-  else if (n == "step") s = std::make_unique<StepSchedule>(base_lr, o.step_size, o.gamma);
-  else if (n == "multistep") s = std::make_unique<MultiStepSchedule>(base_lr, o.milestones, o.gamma);
-  else if (n == "exponential") s = std::make_unique<ExponentialSchedule>(base_lr, o.gamma);
+  if (n == "constant")
+    s = std::make_unique<ConstantSchedule>(base_lr);
+  else if (n == "step")
+    s = std::make_unique<StepSchedule>(base_lr, o.step_size, o.gamma);
+  else if (n == "multistep")
+    s = std::make_unique<MultiStepSchedule>(base_lr, o.milestones, o.gamma);
+  else if (n == "exponential")
+    s = std::make_unique<ExponentialSchedule>(base_lr, o.gamma);
   else if (n == "plateau") {
     PlateauOptions p;
     p.mode = o.plateau_mode;
@@ -43,8 +52,10 @@ std::unique_ptr<LrSchedule> make_schedule(const ScheduleOptions& o, double base_
     for (auto& k : schedule_names()) list += (list.empty() ? "" : ", ") + k;
     throw ConfigError("schedule.name: unknown schedule '" + n + "' (one of: " + list + ")");
   }
-  if (o.warmup_steps > 0) return std::make_unique<WarmupSchedule>(std::move(s), o.warmup_steps, o.warmup_start_factor);
-  if (o.warmup_steps < 0) throw ConfigError("schedule.warmup_steps must be >= 0, got " + std::to_string(o.warmup_steps));
+  if (o.warmup_steps > 0)
+    return std::make_unique<WarmupSchedule>(std::move(s), o.warmup_steps, o.warmup_start_factor);
+  if (o.warmup_steps < 0)
+    throw ConfigError("schedule.warmup_steps must be >= 0, got " + std::to_string(o.warmup_steps));
   return s;
 }
 

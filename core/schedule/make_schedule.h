@@ -17,15 +17,15 @@ struct ScheduleOptions {
   std::string name = "constant";
   int64_t warmup_steps = 0;
   double warmup_start_factor = 0.0;
-  int64_t step_size = 1;              // step
-  std::vector<int64_t> milestones;    // multistep
-  double gamma = 0.1;                 // step, multistep, exponential
-  double min_lr = 0.0;                // cosine, linear, plateau
-  double max_lr = 0.0;                // onecycle; 0 means the optimizer's base lr
-  double pct_start = 0.3;             // onecycle
-  double div_factor = 25.0;           // onecycle
-  double final_div_factor = 1e4;      // onecycle
-  int64_t total_steps = 0;            // cosine, linear, onecycle
+  int64_t step_size = 1;            // step
+  std::vector<int64_t> milestones;  // multistep
+  double gamma = 0.1;               // step, multistep, exponential
+  double min_lr = 0.0;              // cosine, linear, plateau
+  double max_lr = 0.0;              // onecycle; 0 means the optimizer's base lr
+  double pct_start = 0.3;           // onecycle
+  double div_factor = 25.0;         // onecycle
+  double final_div_factor = 1e4;    // onecycle
+  int64_t total_steps = 0;          // cosine, linear, onecycle
   int64_t plateau_patience = 10;
   double plateau_factor = 0.1;
   double plateau_threshold = 1e-4;

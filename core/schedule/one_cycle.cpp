@@ -19,7 +19,8 @@ OneCycleSchedule::OneCycleSchedule(double max_lr, int64_t total_steps, double pc
   if (!(max_lr > 0.0) || !std::isfinite(max_lr))
     throw ConfigError("onecycle schedule: schedule.max_lr must be > 0, got " + std::to_string(max_lr));
   if (total_steps <= 0)
-    throw ConfigError("onecycle schedule: schedule.total_steps must be > 0, got " + std::to_string(total_steps));
+    throw ConfigError("onecycle schedule: schedule.total_steps must be > 0, got " +
+                      std::to_string(total_steps));
   if (!(div_factor > 0.0) || !(final_div_factor > 0.0))
     throw ConfigError("onecycle schedule: div_factor and final_div_factor must be > 0");
   end1_ = pct_start * static_cast<double>(total_steps) - 1.0;

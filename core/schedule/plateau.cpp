@@ -10,13 +10,17 @@ namespace strata {
 
 ReduceOnPlateauSchedule::ReduceOnPlateauSchedule(double base_lr, PlateauOptions opt) : opt_(std::move(opt)) {
   if (opt_.mode != "min" && opt_.mode != "max")
-    throw ConfigError("plateau schedule: schedule.plateau_mode must be 'min' or 'max', got '" + opt_.mode + "'");
+    throw ConfigError("plateau schedule: schedule.plateau_mode must be 'min' or 'max', got '" + opt_.mode +
+                      "'");
   if (!(opt_.factor > 0.0 && opt_.factor < 1.0))
-    throw ConfigError("plateau schedule: schedule.plateau_factor must be in (0, 1), got " + std::to_string(opt_.factor));
+    throw ConfigError("plateau schedule: schedule.plateau_factor must be in (0, 1), got " +
+                      std::to_string(opt_.factor));
   if (opt_.patience < 0)
-    throw ConfigError("plateau schedule: schedule.plateau_patience must be >= 0, got " + std::to_string(opt_.patience));
+    throw ConfigError("plateau schedule: schedule.plateau_patience must be >= 0, got " +
+                      std::to_string(opt_.patience));
   if (!(opt_.threshold >= 0.0))
-    throw ConfigError("plateau schedule: schedule.plateau_threshold must be >= 0, got " + std::to_string(opt_.threshold));
+    throw ConfigError("plateau schedule: schedule.plateau_threshold must be >= 0, got " +
+                      std::to_string(opt_.threshold));
   if (opt_.cooldown < 0) throw ConfigError("plateau schedule: cooldown must be >= 0");
   if (!(opt_.min_lr >= 0.0)) throw ConfigError("plateau schedule: schedule.min_lr must be >= 0");
   if (!(base_lr >= 0.0) || !std::isfinite(base_lr))

@@ -15,7 +15,7 @@ struct PlateauOptions {
   std::string mode = "min";  // "min" or "max"
   double factor = 0.1;       // < 1
   int64_t patience = 10;
-  double threshold = 1e-4;   // relative
+  double threshold = 1e-4;  // relative
   int64_t cooldown = 0;
   double min_lr = 0.0;
 };

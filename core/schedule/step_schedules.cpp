@@ -9,11 +9,13 @@ namespace strata {
 namespace {
 void check_base(double base_lr, const char* who) {
   if (!(base_lr >= 0.0) || !std::isfinite(base_lr))
-    throw ConfigError(std::string(who) + " schedule: base lr must be finite and >= 0, got " + std::to_string(base_lr));
+    throw ConfigError(std::string(who) + " schedule: base lr must be finite and >= 0, got " +
+                      std::to_string(base_lr));
 }
 void check_gamma(double gamma, const char* who) {
   if (!(gamma > 0.0) || !std::isfinite(gamma))
-    throw ConfigError(std::string(who) + " schedule: schedule.gamma must be > 0, got " + std::to_string(gamma));
+    throw ConfigError(std::string(who) + " schedule: schedule.gamma must be > 0, got " +
+                      std::to_string(gamma));
 }
 void check_step(int64_t step) {
   if (step < 0) throw Error("schedule: step must be >= 0, got " + std::to_string(step));
@@ -30,7 +32,8 @@ StepSchedule::StepSchedule(double base_lr, int64_t step_size, double gamma)
     : base_(base_lr), gamma_(gamma), step_size_(step_size) {
   check_base(base_lr, "step");
   check_gamma(gamma, "step");
-  if (step_size <= 0) throw ConfigError("step schedule: schedule.step_size must be > 0, got " + std::to_string(step_size));
+  if (step_size <= 0)
+    throw ConfigError("step schedule: schedule.step_size must be > 0, got " + std::to_string(step_size));
 }
 double StepSchedule::lr(int64_t step) const {
   check_step(step);
@@ -43,7 +46,8 @@ MultiStepSchedule::MultiStepSchedule(double base_lr, std::vector<int64_t> milest
   check_gamma(gamma, "multistep");
   for (size_t i = 0; i < milestones_.size(); ++i) {
     if (milestones_[i] < 0)
-      throw ConfigError("multistep schedule: schedule.milestones must be >= 0, got " + std::to_string(milestones_[i]));
+      throw ConfigError("multistep schedule: schedule.milestones must be >= 0, got " +
+                        std::to_string(milestones_[i]));
     if (i > 0 && milestones_[i] <= milestones_[i - 1])
       throw ConfigError("multistep schedule: schedule.milestones must be strictly increasing");
   }

@@ -11,20 +11,23 @@ namespace {
 
 void check_warmup(int64_t warmup_steps, double start_factor, const std::string& who) {
   if (warmup_steps < 0)
-    throw ConfigError(who + " schedule: schedule.warmup_steps must be >= 0, got " + std::to_string(warmup_steps));
+    throw ConfigError(who + " schedule: schedule.warmup_steps must be >= 0, got " +
+                      std::to_string(warmup_steps));
   if (!(start_factor >= 0.0 && start_factor <= 1.0))
     throw ConfigError(who + " schedule: schedule.warmup_start_factor must be in [0, 1], got " +
                       std::to_string(start_factor));
 }
 
-void check_decay(double base_lr, int64_t warmup_steps, int64_t total_steps, double min_lr, const std::string& who) {
+void check_decay(double base_lr, int64_t warmup_steps, int64_t total_steps, double min_lr,
+                 const std::string& who) {
   if (!(base_lr >= 0.0) || !std::isfinite(base_lr))
     throw ConfigError(who + " schedule: base lr must be finite and >= 0, got " + std::to_string(base_lr));
   if (total_steps <= warmup_steps)
     throw ConfigError(who + " schedule: schedule.total_steps (" + std::to_string(total_steps) +
                       ") must be greater than schedule.warmup_steps (" + std::to_string(warmup_steps) + ")");
   if (!(min_lr >= 0.0 && min_lr <= base_lr))
-    throw ConfigError(who + " schedule: schedule.min_lr must be in [0, base lr], got " + std::to_string(min_lr));
+    throw ConfigError(who + " schedule: schedule.min_lr must be in [0, base lr], got " +
+                      std::to_string(min_lr));
 }
 
 // Fraction of the decay phase done at `step` (0 at the end of warmup, 1 at total).
@@ -43,9 +46,13 @@ double warmup_factor(int64_t step, int64_t warmup_steps, double start_factor) {
   return start_factor + (1.0 - start_factor) * static_cast<double>(step) / static_cast<double>(warmup_steps);
 }
 
-CosineSchedule::CosineSchedule(double base_lr, int64_t warmup_steps, double warmup_start_factor, int64_t total_steps,
-                               double min_lr)
-    : base_(base_lr), start_factor_(warmup_start_factor), min_lr_(min_lr), warmup_(warmup_steps), total_(total_steps) {
+CosineSchedule::CosineSchedule(double base_lr, int64_t warmup_steps, double warmup_start_factor,
+                               int64_t total_steps, double min_lr)
+    : base_(base_lr),
+      start_factor_(warmup_start_factor),
+      min_lr_(min_lr),
+      warmup_(warmup_steps),
+      total_(total_steps) {
   check_warmup(warmup_steps, warmup_start_factor, "cosine");
   check_decay(base_lr, warmup_steps, total_steps, min_lr, "cosine");
 }
@@ -57,9 +64,13 @@ double CosineSchedule::lr(int64_t step) const {
   return min_lr_ + (base_ - min_lr_) * 0.5 * (1.0 + std::cos(std::numbers::pi * t));
 }
 
-LinearSchedule::LinearSchedule(double base_lr, int64_t warmup_steps, double warmup_start_factor, int64_t total_steps,
-                               double min_lr)
-    : base_(base_lr), start_factor_(warmup_start_factor), min_lr_(min_lr), warmup_(warmup_steps), total_(total_steps) {
+LinearSchedule::LinearSchedule(double base_lr, int64_t warmup_steps, double warmup_start_factor,
+                               int64_t total_steps, double min_lr)
+    : base_(base_lr),
+      start_factor_(warmup_start_factor),
+      min_lr_(min_lr),
+      warmup_(warmup_steps),
+      total_(total_steps) {
   check_warmup(warmup_steps, warmup_start_factor, "linear");
   check_decay(base_lr, warmup_steps, total_steps, min_lr, "linear");
 }
@@ -71,7 +82,8 @@ double LinearSchedule::lr(int64_t step) const {
   return base_ + (min_lr_ - base_) * t;
 }
 
-WarmupSchedule::WarmupSchedule(std::unique_ptr<LrSchedule> inner, int64_t warmup_steps, double warmup_start_factor)
+WarmupSchedule::WarmupSchedule(std::unique_ptr<LrSchedule> inner, int64_t warmup_steps,
+                               double warmup_start_factor)
     : inner_(std::move(inner)), warmup_(warmup_steps), start_factor_(warmup_start_factor) {
   if (!inner_) throw ConfigError("warmup schedule: no inner schedule");
   check_warmup(warmup_steps, warmup_start_factor, "warmup");

@@ -21,7 +21,8 @@ double warmup_factor(int64_t step, int64_t warmup_steps, double start_factor);
 
 class CosineSchedule : public LrSchedule {
  public:
-  CosineSchedule(double base_lr, int64_t warmup_steps, double warmup_start_factor, int64_t total_steps, double min_lr);
+  CosineSchedule(double base_lr, int64_t warmup_steps, double warmup_start_factor, int64_t total_steps,
+                 double min_lr);
   double lr(int64_t step) const override;
   std::string name() const override { return "cosine"; }
 
@@ -32,7 +33,8 @@ class CosineSchedule : public LrSchedule {
 
 class LinearSchedule : public LrSchedule {
  public:
-  LinearSchedule(double base_lr, int64_t warmup_steps, double warmup_start_factor, int64_t total_steps, double min_lr);
+  LinearSchedule(double base_lr, int64_t warmup_steps, double warmup_start_factor, int64_t total_steps,
+                 double min_lr);
   double lr(int64_t step) const override;
   std::string name() const override { return "linear"; }
 

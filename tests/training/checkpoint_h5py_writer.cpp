@@ -20,7 +20,7 @@ TEST(CheckpointH5pyWriter, Write) {
   ck.model["bn.num_batches_tracked"] = Tensor::from_vector_i64({7}, {});
   ck.optimizer["fc.weight.exp_avg"] = Tensor::full({2, 3}, 0.25);
   ck.optimizer["fc.bias.exp_avg"] = Tensor::full({2}, -0.125);
-  ck.ints = {{ckpt_key::step, 1234},          {ckpt_key::epoch, 5},
+  ck.ints = {{ckpt_key::step, 1234},           {ckpt_key::epoch, 5},
              {ckpt_key::optimizer_step, 1234}, {ckpt_key::best_epoch, 4},
              {ckpt_key::patience_counter, 1},  {ckpt_key::scaler_growth_tracker, 17}};
   ck.scalars = {{ckpt_key::best_metric, 0.125}, {ckpt_key::metric, 0.25}, {ckpt_key::scaler_scale, 32768.0}};

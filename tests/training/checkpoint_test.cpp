@@ -1,5 +1,7 @@
 // Checkpoints: bit-exact round trip, clear errors for truncated, foreign and
 // ill-typed files, atomic save, auto-resume ignoring temp files, rotation.
+#include "core/checkpoint.h"
+
 #include <gtest/gtest.h>
 #include <hdf5.h>
 #include <unistd.h>
@@ -11,7 +13,6 @@
 #include <limits>
 #include <set>
 
-#include "core/checkpoint.h"
 #include "core/checkpoint_rotation.h"
 #include "core/error.h"
 #include "core/random.h"
@@ -38,7 +39,8 @@ class TempDir {
 
 bool same_bits(const Tensor& a, const Tensor& b) {
   if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
-  return std::memcmp(a.contiguous().raw_data(), b.contiguous().raw_data(), a.numel() * dtype_size(a.dtype())) == 0;
+  return std::memcmp(a.contiguous().raw_data(), b.contiguous().raw_data(),
+                     a.numel() * dtype_size(a.dtype())) == 0;
 }
 
 bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
@@ -72,7 +74,8 @@ Checkpoint sample(int64_t step, double metric = std::nan("")) {
   ck.rng["dropout"] = Generator(7).state();
   ck.resolved_yaml = "model:\n  name: résumé-mlp\n  hidden: [64, 32]\n# ünïcode ✓\n";
   ck.loader = {{"epoch", 3}, {"position", 640}, {"seed", -1}};
-  ck.schedule = {"plateau", {{"lr", 0.001}, {"best", std::numeric_limits<double>::infinity()}, {"num_bad_epochs", 2}}};
+  ck.schedule = {"plateau",
+                 {{"lr", 0.001}, {"best", std::numeric_limits<double>::infinity()}, {"num_bad_epochs", 2}}};
   return ck;
 }
 
@@ -203,7 +206,8 @@ TEST(Checkpoint, ForeignFilesAreRejected) {
   hid_t f = H5Fcreate(other.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   H5Fclose(f);
   EXPECT_NE(error_of([&] { load_checkpoint(other); }).find("not a strata checkpoint"), std::string::npos);
-  EXPECT_NE(error_of([&] { load_checkpoint(dir.path() / "nope.h5"); }).find("no such file"), std::string::npos);
+  EXPECT_NE(error_of([&] { load_checkpoint(dir.path() / "nope.h5"); }).find("no such file"),
+            std::string::npos);
 }
 
 TEST(Checkpoint, FailedSaveLeavesNothing) {
@@ -242,7 +246,8 @@ TEST(Checkpoint, RotationKeepsLastKAndBest) {
     CheckpointRotation rot(d, {.keep_last = 2, .keep_best = true, .mode = "min"});
     const std::vector<double> metrics = {5, 3, 4, 6, 7, 8};
     for (size_t i = 0; i < metrics.size(); ++i) rot.save(sample(static_cast<int64_t>(i + 1), metrics[i]));
-    EXPECT_EQ(files_in(d), (std::set<std::string>{"ckpt-000000002.h5", "ckpt-000000005.h5", "ckpt-000000006.h5"}));
+    EXPECT_EQ(files_in(d),
+              (std::set<std::string>{"ckpt-000000002.h5", "ckpt-000000005.h5", "ckpt-000000006.h5"}));
     ASSERT_TRUE(rot.best().has_value());
     EXPECT_EQ(rot.best()->step, 2);
     EXPECT_EQ(rot.latest()->step, 6);
@@ -254,7 +259,8 @@ TEST(Checkpoint, RotationKeepsLastKAndBest) {
     CheckpointRotation rot(d, {.keep_last = 2, .keep_best = true, .mode = "min"});
     EXPECT_EQ(rot.entries().size(), 3u);
     rot.save(sample(7, 2.0));  // the new best
-    EXPECT_EQ(files_in(d), (std::set<std::string>{"ckpt-000000006.h5", "ckpt-000000007.h5", "manual.h5", "notes.txt"}));
+    EXPECT_EQ(files_in(d),
+              (std::set<std::string>{"ckpt-000000006.h5", "ckpt-000000007.h5", "manual.h5", "notes.txt"}));
     EXPECT_EQ(rot.best()->step, 7);
   }
   EXPECT_EQ(find_latest_checkpoint(d)->filename(), "manual.h5");  // step 99

@@ -1,21 +1,27 @@
 // Early stopping: min/max modes, min_delta, patience, state round trip.
+#include "core/early_stopping.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "core/early_stopping.h"
 #include "core/error.h"
 
 using namespace strata;
 
 TEST(EarlyStopping, MinModeWithDelta) {
   EarlyStopping es({.mode = "min", .patience = 3, .min_delta = 0.1});
-  struct Row { double v; bool improved; bool stop; double best; int64_t best_epoch; };
+  struct Row {
+    double v;
+    bool improved;
+    bool stop;
+    double best;
+    int64_t best_epoch;
+  };
   const std::vector<Row> rows = {
       {1.0, true, false, 1.0, 0},    // first value always improves
       {0.95, false, false, 1.0, 0},  // not below 1.0 - 0.1
-      {0.85, true, false, 0.85, 2},
-      {0.9, false, false, 0.85, 2},
+      {0.85, true, false, 0.85, 2}, {0.9, false, false, 0.85, 2},
       {0.8, false, false, 0.85, 2},  // 0.8 is not below 0.75
       {0.76, false, true, 0.85, 2},  // third bad evaluation in a row
   };

@@ -1,11 +1,12 @@
 // Global-norm gradient clipping against a hand computation.
+#include "core/grad_clip.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
 #include "core/error.h"
-#include "core/grad_clip.h"
 
 using namespace strata;
 

@@ -1,12 +1,13 @@
 // LossScaler: GradScaler semantics (skip and back off on inf/NaN, grow after
 // growth_interval clean steps), exact unscaling, disabled mode, state round trip.
+#include "core/loss_scaler.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
 #include "core/error.h"
-#include "core/loss_scaler.h"
 
 using namespace strata;
 

@@ -58,9 +58,12 @@ TEST(Schedule, CosineWithWarmup) {
   CosineSchedule s(base, W, f, T, min_lr);
   for (int64_t t = 0; t < 1200; ++t) {
     double want;
-    if (t < W) want = base * (f + (1 - f) * double(t) / double(W));
-    else if (t >= T) want = min_lr;
-    else want = min_lr + 0.5 * (base - min_lr) * (1 + std::cos(kPi * double(t - W) / double(T - W)));
+    if (t < W)
+      want = base * (f + (1 - f) * double(t) / double(W));
+    else if (t >= T)
+      want = min_lr;
+    else
+      want = min_lr + 0.5 * (base - min_lr) * (1 + std::cos(kPi * double(t - W) / double(T - W)));
     expect_lr(s, t, want);
   }
   expect_lr(s, 0, base * f);
@@ -82,9 +85,12 @@ TEST(Schedule, LinearWarmupLinearDecay) {
   LinearSchedule s(base, W, f, T, min_lr);
   for (int64_t t = 0; t < 200; ++t) {
     double want;
-    if (t < W) want = base * double(t) / double(W);
-    else if (t >= T) want = min_lr;
-    else want = base - (base - min_lr) * double(t - W) / double(T - W);
+    if (t < W)
+      want = base * double(t) / double(W);
+    else if (t >= T)
+      want = min_lr;
+    else
+      want = base - (base - min_lr) * double(t - W) / double(T - W);
     expect_lr(s, t, want);
   }
   expect_lr(s, 60, 1.1);
@@ -131,7 +137,8 @@ TEST(Schedule, ReduceOnPlateauHandWorked) {
   o.cooldown = 1;
   o.min_lr = 0.2;
   ReduceOnPlateauSchedule s(1.0, o);
-  const std::vector<double> metrics = {10, 9.5, 9.0, 9.2, 9.1, 8.0, 8.0, 8.0, 8.0, 8.0, 8.0, 8.0, 8.0, 8, 8, 8, 8};
+  const std::vector<double> metrics = {10,  9.5, 9.0, 9.2, 9.1, 8.0, 8.0, 8.0, 8.0,
+                                       8.0, 8.0, 8.0, 8.0, 8,   8,   8,   8};
   const std::vector<double> lrs = {1, 1, 1, .5, .5, .5, .5, .5, .25, .25, .25, .25, .2, .2, .2, .2, .2};
   const std::vector<double> best = {10, 10, 10, 10, 10, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8};
   ASSERT_EQ(metrics.size(), lrs.size());
@@ -236,7 +243,8 @@ TEST(Schedule, FactoryErrorsNameTheKey) {
 namespace {
 void expect_matches(const LrSchedule& s, const std::vector<double>& golden, const char* what) {
   for (size_t t = 0; t < golden.size(); ++t)
-    EXPECT_NEAR(s.lr(static_cast<int64_t>(t)), golden[t], 1e-9 * golden[t] + 1e-15) << what << " at step " << t;
+    EXPECT_NEAR(s.lr(static_cast<int64_t>(t)), golden[t], 1e-9 * golden[t] + 1e-15)
+        << what << " at step " << t;
 }
 }  // namespace
 
@@ -256,7 +264,8 @@ TEST(Schedule, MatchesPyTorch) {
   o.min_lr = 0.2;
   ReduceOnPlateauSchedule p(1.0, o);
   for (size_t i = 0; i < kTorch_plateau.size(); ++i) {
-    EXPECT_DOUBLE_EQ(p.lr(static_cast<int64_t>(i)), kTorch_plateau[i]) << "ReduceLROnPlateau before metric " << i;
+    EXPECT_DOUBLE_EQ(p.lr(static_cast<int64_t>(i)), kTorch_plateau[i])
+        << "ReduceLROnPlateau before metric " << i;
     p.observe(kTorch_plateau_metrics[i]);
   }
 }
