@@ -2,6 +2,8 @@
 
 #include <mutex>
 
+#include "core/error.h"
+
 namespace strata::h5 {
 
 void quiet() {
@@ -20,6 +22,18 @@ std::string last_error() {
   std::string msg;
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, first_message, &msg);
   return msg;
+}
+
+void fail(const std::filesystem::path& path, const std::string& what) {
+  std::string h5 = last_error();
+  throw IoError("checkpoint '" + path.string() + "': " + what + (h5.empty() ? "" : " (HDF5: " + h5 + ")"));
+}
+
+Type utf8_type() {
+  Type t(H5Tcopy(H5T_C_S1));
+  H5Tset_size(t.get(), H5T_VARIABLE);
+  H5Tset_cset(t.get(), H5T_CSET_UTF8);
+  return t;
 }
 
 }  // namespace strata::h5

@@ -2,9 +2,14 @@
 #pragma once
 #include <hdf5.h>
 
+#include <cstdint>
+#include <filesystem>
 #include <string>
 
 namespace strata::h5 {
+
+inline constexpr const char* kFormat = "strata-checkpoint";  // the root 'format' attribute
+inline constexpr int64_t kVersion = 1;                       // the root 'version' attribute
 
 // Closes an hid_t with the right H5*close when it goes out of scope.
 template <herr_t (*Close)(hid_t)>
@@ -46,9 +51,15 @@ using Type = Handle<H5Tclose>;
 using Attr = Handle<H5Aclose>;
 using Plist = Handle<H5Pclose>;
 
+// A variable-length UTF-8 string type, for strings in datasets and attributes.
+Type utf8_type();
+
 // Turns off HDF5's printing of its error stack (we report errors ourselves).
 void quiet();
 // The innermost message on HDF5's error stack ("" when empty), e.g. "truncated file: eof = ...".
 std::string last_error();
+
+// Throws IoError "checkpoint '<path>': <what> (HDF5: <last_error()>)".
+[[noreturn]] void fail(const std::filesystem::path& path, const std::string& what);
 
 }  // namespace strata::h5
