@@ -1,6 +1,10 @@
 // Trainer::fit: the epoch/step loop, periodic evaluation, early stopping,
 // checkpoints (save, rotate, resume) and the summary.
+#include <signal.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -55,6 +59,17 @@ std::vector<CheckpointInfo> list_checkpoints(const fs::path& dir) {
   }
   std::sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.step < b.step; });
   return v;
+}
+
+// <name>.tmp.<pid> left by a process killed while saving (a live writer's stays).
+void remove_stale_temporaries(const fs::path& dir) {
+  for (auto& e : fs::directory_iterator(dir)) {
+    auto name = e.path().filename().string();
+    auto pos = name.rfind(".tmp.");
+    if (pos == std::string::npos) continue;
+    long pid = std::strtol(name.c_str() + pos + 5, nullptr, 10);
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) fs::remove(e.path());
+  }
 }
 
 }  // namespace
@@ -132,6 +147,7 @@ void Trainer::save(const BatchSource& train, const Progress& p, double metric) {
   if (comm_.rank() != 0) return;
   fs::path dir = fs::path(run_dir_) / "checkpoints";
   fs::create_directories(dir);
+  remove_stale_temporaries(dir);
   Checkpoint ck = make_checkpoint(train, p);
   if (std::isfinite(metric)) ck.scalars[ckpt_key::metric] = metric;
   fs::path path = step_path(dir, p.step);
