@@ -29,7 +29,7 @@ class FieldTransform {
   int64_t in_bytes() const { return in_bytes_; }
   // `src` holds in_bytes(), `dst` receives out_bytes().
   void apply(const uint8_t* src, uint8_t* dst) const {
-    if (lut_.empty()) std::memcpy(dst, src, static_cast<size_t>(in_bytes_));  // inline: runs per sample
+    if (scale_.empty()) std::memcpy(dst, src, static_cast<size_t>(in_bytes_));  // inline: runs per sample
     else normalize(src, dst);
   }
 
@@ -39,7 +39,7 @@ class FieldTransform {
   int64_t in_bytes_ = 0;
   int64_t out_bytes_ = 0;
   int64_t per_channel_ = 0;          // elements per channel (normalise only)
-  std::vector<float> lut_;           // 256 entries per channel; empty = plain copy
+  std::vector<float> scale_, bias_;  // per channel; empty = plain copy
 };
 
 }  // namespace strata::data
