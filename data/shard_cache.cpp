@@ -112,6 +112,12 @@ void ShardCache::set_next_use(NextUse fn) { next_use_ = std::move(fn); }
 
 void ShardCache::start_of_job(bool first) {
   if (first) remove_dead_temps();
+  if (first && opts_.lifetime == CacheLifetime::kJob) {
+    // Left behind by a job that crashed before its last process could empty it:
+    // a job cache starts empty, never with shards nobody re-verified.
+    std::error_code ec;
+    for (auto& e : fs::directory_iterator(opts_.dir / "shards", ec)) fs::remove(e.path(), ec);
+  }
   load_manifest(first);
   if (first && opts_.lifetime == CacheLifetime::kPersistent) verify_cached();
 }

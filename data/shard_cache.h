@@ -12,7 +12,8 @@
 //   .locks/maintenance.lock  serialises start-of-job and end-of-job work
 // The first process of a job (users.lock free) removes temp/reserve files of dead
 // pids, refreshes the manifest, and under `persistent` re-verifies cached shards;
-// the last one out under `job` empties the directory.
+// the last one out under `job` empties the directory (and the first one of a
+// `job` cache removes shards a crashed job left behind).
 #pragma once
 #include <atomic>
 #include <cstdint>

@@ -197,6 +197,23 @@ TEST(ShardCache, PersistentCacheReverifiesAtStart) {
   EXPECT_EQ(src.stats().requests.load(), 2);  // manifest refresh + the damaged shard
 }
 
+TEST(ShardCache, AJobCacheStartsEmptyAfterACrashedJob) {
+  auto root = scratch_dir("crashedjob");
+  Manifest m = make_dataset(root / "ds", 2, 50);
+  auto codes = run_children(1, [&](int, const std::function<void()>& ready) {
+    HookedSource src(root / "ds");
+    auto* cache = new ShardCache(src, cache_opts(root / "cache", 1 << 30));  // never destroyed: a crash
+    ready();
+    for (auto& s : m.shards) cache->acquire(s);
+    return 0;
+  });
+  ASSERT_EQ(codes, std::vector<int>{0});
+  ASSERT_EQ(count_files(root / "cache" / "shards"), 2) << "the crashed job left its shards";
+  HookedSource src(root / "ds");
+  ShardCache cache(src, cache_opts(root / "cache", 1 << 30));
+  EXPECT_EQ(count_files(root / "cache" / "shards"), 0);
+}
+
 TEST(ShardCache, ShardLargerThanCapacityIsAConfigError) {
   auto root = scratch_dir("toosmall");
   Manifest m = make_dataset(root / "ds", 1, 50);
