@@ -18,17 +18,17 @@
 // do not slow the next. cpu::gemm cuts C into one panel per thread and runs Eigen
 // serially on each; the bare-Eigen column uses Eigen's own threading.
 #include <cblas.h>
-#include <omp.h>
 #include <immintrin.h>
+#include <omp.h>
 
 // GCC 12 reports false -Wmaybe-uninitialized inside Eigen's AVX-512 packet code.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <Eigen/Core>
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <random>
 #include <string>
 #include <thread>
@@ -42,7 +42,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 constexpr int kFmaLatency = 4;  // cycles, vfmadd231ps zmm (see the file comment)
 
@@ -62,8 +64,8 @@ __attribute__((noinline)) float dependent_fma(int64_t iters) {
 struct Peak {
   bool avx512 = false;
   int threads = 1;
-  double ghz = 0;            // sustained, all threads busy
-  int units = 2;             // FMA units assumed
+  double ghz = 0;  // sustained, all threads busy
+  int units = 2;   // FMA units assumed
   double gflops = 0;
 };
 
@@ -95,7 +97,7 @@ Peak estimate_peak(int threads, int units) {
 #if defined(__AVX512F__)
   p.avx512 = __builtin_cpu_supports("avx512f");
   if (!p.avx512) return p;
-  const int64_t iters = 200'000;  // ~0.25 ms per burst at 3 GHz
+  const int64_t iters = 200'000;                                      // ~0.25 ms per burst at 3 GHz
   fastest_burst(threads, 200, [&] { return dependent_fma(iters); });  // settle at the AVX-512 clock
   double t_dep = fastest_burst(threads, 400, [&] { return dependent_fma(iters); });
   p.ghz = static_cast<double>(iters) * kFmaLatency / t_dep / 1e9;
@@ -161,18 +163,24 @@ std::vector<int64_t> parse_sizes(const std::string& s) {
 
 }  // namespace
 
-STRATA_BENCH(gemm, "fp32 GEMM GFLOP/s: strata cpu::gemm vs bare Eigen vs OpenBLAS, and % of fp32 peak "
-                   "[--threads N] [--sizes 256,512,...] [--fma-units N] [--clock wall|cpu]") {
+STRATA_BENCH(gemm,
+             "fp32 GEMM GFLOP/s: strata cpu::gemm vs bare Eigen vs OpenBLAS, and % of fp32 peak "
+             "[--threads N] [--sizes 256,512,...] [--fma-units N] [--clock wall|cpu]") {
   int threads = 0, units = 2;
   std::vector<int64_t> sizes = {256, 512, 1024, 2048, 4096};
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--threads" && i + 1 < args.size()) threads = std::stoi(args[++i]);
-    else if (args[i] == "--sizes" && i + 1 < args.size()) sizes = parse_sizes(args[++i]);
-    else if (args[i] == "--fma-units" && i + 1 < args.size()) units = std::stoi(args[++i]);
+    if (args[i] == "--threads" && i + 1 < args.size())
+      threads = std::stoi(args[++i]);
+    else if (args[i] == "--sizes" && i + 1 < args.size())
+      sizes = parse_sizes(args[++i]);
+    else if (args[i] == "--fma-units" && i + 1 < args.size())
+      units = std::stoi(args[++i]);
     else if (args[i] == "--clock" && i + 1 < args.size() && (args[i + 1] == "cpu" || args[i + 1] == "wall"))
       g_cpu_clock = args[++i] == "cpu";
     else {
-      std::fprintf(stderr, "usage: strata-bench gemm [--threads N] [--sizes a,b,c] [--fma-units 1|2] [--clock wall|cpu]\n");
+      std::fprintf(
+          stderr,
+          "usage: strata-bench gemm [--threads N] [--sizes a,b,c] [--fma-units 1|2] [--clock wall|cpu]\n");
       return 2;
     }
   }
@@ -192,20 +200,22 @@ STRATA_BENCH(gemm, "fp32 GEMM GFLOP/s: strata cpu::gemm vs bare Eigen vs OpenBLA
   std::printf("timing: %s, best of several runs\n",
               g_cpu_clock ? "process CPU time / threads (--clock cpu)" : "wall clock");
   if (load > 0.5 * threads && !g_cpu_clock)
-    std::printf("note: 1-min load average %.1f on %d threads: other processes share the cores, so wall-clock "
-                "GEMM figures are lower bounds (--clock cpu counts only the time this process ran)\n",
-                load, threads);
+    std::printf(
+        "note: 1-min load average %.1f on %d threads: other processes share the cores, so wall-clock "
+        "GEMM figures are lower bounds (--clock cpu counts only the time this process ran)\n",
+        load, threads);
   if (peak.avx512)
-    std::printf("fp32 peak estimate: %d cores x %.2f GHz (dependent-FMA clock, latency %d assumed) x %d FMA units "
-                "(assumed) x 16 lanes x 2 = %.0f GFLOP/s\n\n",
-                peak.threads, peak.ghz, kFmaLatency, peak.units, peak.gflops);
+    std::printf(
+        "fp32 peak estimate: %d cores x %.2f GHz (dependent-FMA clock, latency %d assumed) x %d FMA units "
+        "(assumed) x 16 lanes x 2 = %.0f GFLOP/s\n\n",
+        peak.threads, peak.ghz, kFmaLatency, peak.units, peak.gflops);
   else
     std::printf("fp32 peak: not estimated (built without AVX-512)\n\n");
 
   std::printf("%6s  %10s %10s %10s  %9s %9s  %7s %7s %7s\n", "n", "strata", "eigen", "openblas", "str/eig",
               "str/oblas", "%peak", "%peak", "%peak");
-  std::printf("%6s  %10s %10s %10s  %9s %9s  %7s %7s %7s\n", "", "GFLOP/s", "GFLOP/s", "GFLOP/s", "", "", "strata",
-              "eigen", "oblas");
+  std::printf("%6s  %10s %10s %10s  %9s %9s  %7s %7s %7s\n", "", "GFLOP/s", "GFLOP/s", "GFLOP/s", "", "",
+              "strata", "eigen", "oblas");
   double fastest = 0;
   for (int64_t n : sizes) {
     auto a = random_matrix(n, 1), b = random_matrix(n, 2);
@@ -219,18 +229,21 @@ STRATA_BENCH(gemm, "fp32 GEMM GFLOP/s: strata cpu::gemm vs bare Eigen vs OpenBLA
     double g_eigen = best_gflops(n, [&] { ec.noalias() = ea * eb; });
     settle();
     double g_blas = best_gflops(n, [&] {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), static_cast<int>(n), static_cast<int>(n),
-                  1.0f, a.data(), static_cast<int>(n), b.data(), static_cast<int>(n), 0.0f, c.data(), static_cast<int>(n));
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), static_cast<int>(n),
+                  static_cast<int>(n), 1.0f, a.data(), static_cast<int>(n), b.data(), static_cast<int>(n),
+                  0.0f, c.data(), static_cast<int>(n));
     });
     settle();
     auto pct = [&](double g) { return peak.gflops > 0 ? 100.0 * g / peak.gflops : NAN; };
-    std::printf("%6lld  %10.1f %10.1f %10.1f  %9.2f %9.2f  %6.1f%% %6.1f%% %6.1f%%\n", static_cast<long long>(n), g_strata,
-                g_eigen, g_blas, g_strata / g_eigen, g_strata / g_blas, pct(g_strata), pct(g_eigen), pct(g_blas));
+    std::printf("%6lld  %10.1f %10.1f %10.1f  %9.2f %9.2f  %6.1f%% %6.1f%% %6.1f%%\n",
+                static_cast<long long>(n), g_strata, g_eigen, g_blas, g_strata / g_eigen, g_strata / g_blas,
+                pct(g_strata), pct(g_eigen), pct(g_blas));
     std::fflush(stdout);
     fastest = std::max({fastest, g_strata, g_eigen, g_blas});
   }
   if (peak.gflops > 0 && fastest > peak.gflops)
-    std::printf("\nnote: a measured GEMM beat the estimated peak: the clock or FMA-unit estimate is low "
-                "(try --fma-units, or a quieter machine)\n");
+    std::printf(
+        "\nnote: a measured GEMM beat the estimated peak: the clock or FMA-unit estimate is low "
+        "(try --fma-units, or a quieter machine)\n");
   return 0;
 }

@@ -69,7 +69,8 @@ void sdpa_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
   });
 }
 
-void sdpa_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& gout, TensorView* gin) {
+void sdpa_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& gout,
+                   TensorView* gin) {
   auto g = geom(a, in);
   over_heads(g.heads, [&](int64_t s, int64_t e) {
     std::vector<float> ds(static_cast<size_t>(g.t * g.t));
@@ -79,7 +80,8 @@ void sdpa_backward(const OpAttrs& a, const TensorView* in, const TensorView* out
       const float* v = F(in[2]) + h * g.t * g.dv;
       const float* p = F(out[1]) + h * g.t * g.t;
       const float* dout = F(gout) + h * g.t * g.dv;
-      if (gin[2].defined()) gemm(true, false, g.t, g.dv, g.t, 1.0f, p, g.t, dout, g.dv, 0.0f, F(gin[2]) + h * g.t * g.dv, g.dv);
+      if (gin[2].defined())
+        gemm(true, false, g.t, g.dv, g.t, 1.0f, p, g.t, dout, g.dv, 0.0f, F(gin[2]) + h * g.t * g.dv, g.dv);
       if (!gin[0].defined() && !gin[1].defined()) continue;
       gemm(false, true, g.t, g.t, g.dv, 1.0f, dout, g.dv, v, g.dv, 0.0f, ds.data(), g.t);  // dP
       for (int64_t i = 0; i < g.t; ++i) {
@@ -90,8 +92,12 @@ void sdpa_backward(const OpAttrs& a, const TensorView* in, const TensorView* out
         for (int64_t j = 0; j <= i; ++j) row[j] = prow[j] * (row[j] - r);
         std::fill(row + i + 1, row + g.t, 0.0f);
       }
-      if (gin[0].defined()) gemm(false, false, g.t, g.d, g.t, g.scale, ds.data(), g.t, k, g.d, 0.0f, F(gin[0]) + h * g.t * g.d, g.d);
-      if (gin[1].defined()) gemm(true, false, g.t, g.d, g.t, g.scale, ds.data(), g.t, q, g.d, 0.0f, F(gin[1]) + h * g.t * g.d, g.d);
+      if (gin[0].defined())
+        gemm(false, false, g.t, g.d, g.t, g.scale, ds.data(), g.t, k, g.d, 0.0f, F(gin[0]) + h * g.t * g.d,
+             g.d);
+      if (gin[1].defined())
+        gemm(true, false, g.t, g.d, g.t, g.scale, ds.data(), g.t, q, g.d, 0.0f, F(gin[1]) + h * g.t * g.d,
+             g.d);
     }
   });
 }

@@ -26,12 +26,14 @@ struct ConvGeom {
 };
 
 ConvGeom geom(const OpAttrs& a, const TensorView* in, const TensorView& out) {
-  return {in[0].size(0), in[0].size(1), in[0].size(2), in[0].size(3), in[1].size(0), in[1].size(2), in[1].size(3),
-          out.size(2),   out.size(3),   a.stride[0],   a.stride[1],   a.padding[0],  a.padding[1]};
+  return {in[0].size(0), in[0].size(1), in[0].size(2), in[0].size(3), in[1].size(0),
+          in[1].size(2), in[1].size(3), out.size(2),   out.size(3),   a.stride[0],
+          a.stride[1],   a.padding[0],  a.padding[1]};
 }
 
 // Output columns [lo, hi) whose input column j*s - p + k lies inside [0, size).
-inline void valid_range(int64_t out, int64_t size, int64_t s, int64_t p, int64_t k, int64_t& lo, int64_t& hi) {
+inline void valid_range(int64_t out, int64_t size, int64_t s, int64_t p, int64_t k, int64_t& lo,
+                        int64_t& hi) {
   lo = std::max<int64_t>(0, (p - k + s - 1) / s);
   hi = std::min<int64_t>(out, (size - 1 + p - k) / s + 1);
   if (size - 1 + p - k < 0) hi = 0;
@@ -101,13 +103,14 @@ void conv2d_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
       float* yn = y + n * g.o * g.plane();
       for (int64_t o = 0; o < g.o; ++o) std::fill(yn + o * g.plane(), yn + (o + 1) * g.plane(), b[o]);
       if (!g.pointwise()) im2col(g, xn, col.data());
-      gemm(false, false, g.o, g.plane(), g.rows(), 1.0f, w, g.rows(), g.pointwise() ? xn : col.data(), g.plane(), 1.0f,
-           yn, g.plane());
+      gemm(false, false, g.o, g.plane(), g.rows(), 1.0f, w, g.rows(), g.pointwise() ? xn : col.data(),
+           g.plane(), 1.0f, yn, g.plane());
     }
   });
 }
 
-void conv2d_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& gout, TensorView* gin) {
+void conv2d_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& gout,
+                     TensorView* gin) {
   auto g = geom(a, in, out[0]);
   const float *x = F(in[0]), *w = F(in[1]), *dy = F(gout);
   int64_t wsize = g.o * g.rows();
@@ -123,15 +126,17 @@ void conv2d_backward(const OpAttrs& a, const TensorView* in, const TensorView* o
       const float* dyn = dy + n * g.o * g.plane();
       if (gin[1].defined()) {  // dW[O, CKK] += dy[n][O, P] col[n]^T
         if (!g.pointwise()) im2col(g, xn, col.data());
-        gemm(false, true, g.o, g.rows(), g.plane(), 1.0f, dyn, g.plane(), g.pointwise() ? xn : col.data(), g.plane(),
-             1.0f, dw, g.rows());
+        gemm(false, true, g.o, g.rows(), g.plane(), 1.0f, dyn, g.plane(), g.pointwise() ? xn : col.data(),
+             g.plane(), 1.0f, dw, g.rows());
       }
       if (gin[0].defined()) {  // dcol[CKK, P] = W^T dy[n]
         float* dxn = F(gin[0]) + n * g.c * g.h * g.w;
         if (g.pointwise()) {
-          gemm(true, false, g.rows(), g.plane(), g.o, 1.0f, w, g.rows(), dyn, g.plane(), 0.0f, dxn, g.plane());
+          gemm(true, false, g.rows(), g.plane(), g.o, 1.0f, w, g.rows(), dyn, g.plane(), 0.0f, dxn,
+               g.plane());
         } else {
-          gemm(true, false, g.rows(), g.plane(), g.o, 1.0f, w, g.rows(), dyn, g.plane(), 0.0f, col.data(), g.plane());
+          gemm(true, false, g.rows(), g.plane(), g.o, 1.0f, w, g.rows(), dyn, g.plane(), 0.0f, col.data(),
+               g.plane());
           col2im(g, col.data(), dxn);
         }
       }
@@ -144,16 +149,17 @@ void conv2d_backward(const OpAttrs& a, const TensorView* in, const TensorView* o
   });
   if (gin[2].defined()) {  // db[o] = sum over images and pixels of dy
     float* db = F(gin[2]);
-    parallel_for(g.o, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, g.n * g.plane())), [&](int64_t s, int64_t e) {
-      for (int64_t o = s; o < e; ++o) {
-        double acc = 0;
-        for (int64_t n = 0; n < g.n; ++n) {
-          const float* p = dy + (n * g.o + o) * g.plane();
-          for (int64_t q = 0; q < g.plane(); ++q) acc += p[q];
-        }
-        db[o] = static_cast<float>(acc);
-      }
-    });
+    parallel_for(g.o, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, g.n * g.plane())),
+                 [&](int64_t s, int64_t e) {
+                   for (int64_t o = s; o < e; ++o) {
+                     double acc = 0;
+                     for (int64_t n = 0; n < g.n; ++n) {
+                       const float* p = dy + (n * g.o + o) * g.plane();
+                       for (int64_t q = 0; q < g.plane(); ++q) acc += p[q];
+                     }
+                     db[o] = static_cast<float>(acc);
+                   }
+                 });
   }
 }
 

@@ -32,32 +32,42 @@ using MutMap = Eigen::Map<RowMat, Eigen::Unaligned, Eigen::OuterStride<>>;
 template <typename A, typename B>
 void assign(MutMap& c, const A& a, const B& b, float alpha, float beta) {
   if (beta == 0.0f) {
-    if (alpha == 1.0f) c.noalias() = a * b;
-    else c.noalias() = alpha * (a * b);
+    if (alpha == 1.0f)
+      c.noalias() = a * b;
+    else
+      c.noalias() = alpha * (a * b);
   } else {
     if (beta != 1.0f) c *= beta;
-    if (alpha == 1.0f) c.noalias() += a * b;
-    else c.noalias() += alpha * (a * b);
+    if (alpha == 1.0f)
+      c.noalias() += a * b;
+    else
+      c.noalias() += alpha * (a * b);
   }
 }
 
 // One thread's GEMM (Eigen stays serial: it is told one thread, or sees the
 // enclosing parallel region).
-void serial_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-                 const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+void serial_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                 int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   if (m <= 0 || n <= 0) return;
   MutMap cm(c, m, n, Eigen::OuterStride<>(ldc));
   if (k <= 0) {
-    if (beta == 0.0f) cm.setZero();
-    else cm *= beta;
+    if (beta == 0.0f)
+      cm.setZero();
+    else
+      cm *= beta;
     return;
   }
   ConstMap am(a, trans_a ? k : m, trans_a ? m : k, Eigen::OuterStride<>(lda));
   ConstMap bm(b, trans_b ? n : k, trans_b ? k : n, Eigen::OuterStride<>(ldb));
-  if (!trans_a && !trans_b) assign(cm, am, bm, alpha, beta);
-  else if (!trans_a && trans_b) assign(cm, am, bm.transpose(), alpha, beta);
-  else if (trans_a && !trans_b) assign(cm, am.transpose(), bm, alpha, beta);
-  else assign(cm, am.transpose(), bm.transpose(), alpha, beta);
+  if (!trans_a && !trans_b)
+    assign(cm, am, bm, alpha, beta);
+  else if (!trans_a && trans_b)
+    assign(cm, am, bm.transpose(), alpha, beta);
+  else if (trans_a && !trans_b)
+    assign(cm, am.transpose(), bm, alpha, beta);
+  else
+    assign(cm, am.transpose(), bm.transpose(), alpha, beta);
 }
 
 // Products below this many FLOPs are not worth waking a second thread for.
@@ -65,8 +75,8 @@ constexpr double kMinParallelFlops = 2.0 * 128 * 128 * 128;
 
 }  // namespace
 
-void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-          const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   int threads = num_threads();
   bool nested = omp_in_parallel();
   // Eigen must not thread on its own (set_num_threads hands it the count); only
@@ -82,13 +92,15 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
   int64_t step = (extent + threads - 1) / threads;
   step = std::max(align, (step + align - 1) / align * align);
   int64_t panels = (extent + step - 1) / step;
-#pragma omp parallel for num_threads(static_cast<int>(panels)) schedule(static, 1)
+#pragma omp parallel for num_threads(static_cast <int>(panels)) schedule(static, 1)
   for (int64_t p = 0; p < panels; ++p) {
     int64_t s = p * step, len = std::min(extent, s + step) - s;
     if (by_rows)  // C[s:s+len, :] = op(A)[s:s+len, :] op(B)
-      serial_gemm(trans_a, trans_b, len, n, k, alpha, trans_a ? a + s : a + s * lda, lda, b, ldb, beta, c + s * ldc, ldc);
+      serial_gemm(trans_a, trans_b, len, n, k, alpha, trans_a ? a + s : a + s * lda, lda, b, ldb, beta,
+                  c + s * ldc, ldc);
     else  // C[:, s:s+len] = op(A) op(B)[:, s:s+len]
-      serial_gemm(trans_a, trans_b, m, len, k, alpha, a, lda, trans_b ? b + s * ldb : b + s, ldb, beta, c + s, ldc);
+      serial_gemm(trans_a, trans_b, m, len, k, alpha, a, lda, trans_b ? b + s * ldb : b + s, ldb, beta, c + s,
+                  ldc);
   }
 }
 

@@ -10,8 +10,8 @@ namespace strata::cpu {
 // contents (NaN included). Multithreaded over num_threads() when called outside a
 // parallel region; single-threaded when called from inside one (batched callers
 // parallelise over the batch instead).
-void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-          const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
 // Flop count below which a batch of GEMMs is better run one per thread than each
 // multithreaded inside (Eigen's own threading pays off only for large products).

@@ -61,42 +61,50 @@ void matmul_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
     return;
   }
   for_each_matrix(g.batch, 2 * g.m * g.n * g.k, [&](int64_t t) {
-    gemm(false, false, g.m, g.n, g.k, 1.0f, a + g.off_a[t], g.k, b + g.off_b[t], g.n, 0.0f, c + t * g.m * g.n, g.n);
+    gemm(false, false, g.m, g.n, g.k, 1.0f, a + g.off_a[t], g.k, b + g.off_b[t], g.n, 0.0f, c + t * g.m * g.n,
+         g.n);
   });
 }
 
-void matmul_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& gout, TensorView* gin) {
+void matmul_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& gout,
+                     TensorView* gin) {
   auto g = geom(in[0], in[1]);
   const float *a = F(in[0]), *b = F(in[1]), *dc = F(gout);
   int64_t flops = 2 * g.m * g.n * g.k;
   if (g.batch_b == 1 && g.batch_a == g.batch) {
     // dA[bM, K] = dC[bM, N] B^T;  dB[K, N] = A^T[K, bM] dC[bM, N]
-    if (gin[0].defined()) gemm(false, true, g.batch * g.m, g.k, g.n, 1.0f, dc, g.n, b, g.n, 0.0f, F(gin[0]), g.k);
-    if (gin[1].defined()) gemm(true, false, g.k, g.n, g.batch * g.m, 1.0f, a, g.k, dc, g.n, 0.0f, F(gin[1]), g.n);
+    if (gin[0].defined())
+      gemm(false, true, g.batch * g.m, g.k, g.n, 1.0f, dc, g.n, b, g.n, 0.0f, F(gin[0]), g.k);
+    if (gin[1].defined())
+      gemm(true, false, g.k, g.n, g.batch * g.m, 1.0f, a, g.k, dc, g.n, 0.0f, F(gin[1]), g.n);
     return;
   }
   if (gin[0].defined()) {  // dA[t] (+)= dC[t] B[t]^T
     float* da = F(gin[0]);
     if (g.batch_a == g.batch) {
       for_each_matrix(g.batch, flops, [&](int64_t t) {
-        gemm(false, true, g.m, g.k, g.n, 1.0f, dc + t * g.m * g.n, g.n, b + g.off_b[t], g.n, 0.0f, da + g.off_a[t], g.k);
+        gemm(false, true, g.m, g.k, g.n, 1.0f, dc + t * g.m * g.n, g.n, b + g.off_b[t], g.n, 0.0f,
+             da + g.off_a[t], g.k);
       });
     } else {
       std::fill(da, da + gin[0].numel(), 0.0f);
       for (int64_t t = 0; t < g.batch; ++t)
-        gemm(false, true, g.m, g.k, g.n, 1.0f, dc + t * g.m * g.n, g.n, b + g.off_b[t], g.n, 1.0f, da + g.off_a[t], g.k);
+        gemm(false, true, g.m, g.k, g.n, 1.0f, dc + t * g.m * g.n, g.n, b + g.off_b[t], g.n, 1.0f,
+             da + g.off_a[t], g.k);
     }
   }
   if (gin[1].defined()) {  // dB[t] (+)= A[t]^T dC[t]
     float* db = F(gin[1]);
     if (g.batch_b == g.batch) {
       for_each_matrix(g.batch, flops, [&](int64_t t) {
-        gemm(true, false, g.k, g.n, g.m, 1.0f, a + g.off_a[t], g.k, dc + t * g.m * g.n, g.n, 0.0f, db + g.off_b[t], g.n);
+        gemm(true, false, g.k, g.n, g.m, 1.0f, a + g.off_a[t], g.k, dc + t * g.m * g.n, g.n, 0.0f,
+             db + g.off_b[t], g.n);
       });
     } else {
       std::fill(db, db + gin[1].numel(), 0.0f);
       for (int64_t t = 0; t < g.batch; ++t)
-        gemm(true, false, g.k, g.n, g.m, 1.0f, a + g.off_a[t], g.k, dc + t * g.m * g.n, g.n, 1.0f, db + g.off_b[t], g.n);
+        gemm(true, false, g.k, g.n, g.m, 1.0f, a + g.off_a[t], g.k, dc + t * g.m * g.n, g.n, 1.0f,
+             db + g.off_b[t], g.n);
     }
   }
 }
@@ -106,27 +114,34 @@ void linear_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
   if (k == 0) rows = out[0].numel() / std::max<int64_t>(1, n);
   float* y = F(out[0]);
   const float* bias = in[2].defined() ? F(in[2]) : nullptr;
-  parallel_for(rows, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, n)), [&](int64_t s, int64_t e) {
-    for (int64_t r = s; r < e; ++r) {
-      if (bias) std::memcpy(y + r * n, bias, sizeof(float) * static_cast<size_t>(n));
-      else std::memset(y + r * n, 0, sizeof(float) * static_cast<size_t>(n));
-    }
-  });
+  parallel_for(rows, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, n)),
+               [&](int64_t s, int64_t e) {
+                 for (int64_t r = s; r < e; ++r) {
+                   if (bias)
+                     std::memcpy(y + r * n, bias, sizeof(float) * static_cast<size_t>(n));
+                   else
+                     std::memset(y + r * n, 0, sizeof(float) * static_cast<size_t>(n));
+                 }
+               });
   gemm(false, true, rows, n, k, 1.0f, F(in[0]), k, F(in[1]), k, 1.0f, y, n);
 }
 
-void linear_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& gout, TensorView* gin) {
+void linear_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& gout,
+                     TensorView* gin) {
   int64_t k = in[0].size(-1), n = in[1].size(0), rows = gout.numel() / std::max<int64_t>(1, n);
   const float* dy = F(gout);
-  if (gin[0].defined()) gemm(false, false, rows, k, n, 1.0f, dy, n, F(in[1]), k, 0.0f, F(gin[0]), k);  // dx = dy w
-  if (gin[1].defined()) gemm(true, false, n, k, rows, 1.0f, dy, n, F(in[0]), k, 0.0f, F(gin[1]), k);   // dw = dy^T x
-  if (gin[2].defined()) {  // db = column sums of dy
+  if (gin[0].defined())
+    gemm(false, false, rows, k, n, 1.0f, dy, n, F(in[1]), k, 0.0f, F(gin[0]), k);  // dx = dy w
+  if (gin[1].defined())
+    gemm(true, false, n, k, rows, 1.0f, dy, n, F(in[0]), k, 0.0f, F(gin[1]), k);  // dw = dy^T x
+  if (gin[2].defined()) {                                                         // db = column sums of dy
     float* db = F(gin[2]);
-    parallel_for(n, std::max<int64_t>(16, kElementwiseGrain / std::max<int64_t>(1, rows)), [&](int64_t s, int64_t e) {
-      std::fill(db + s, db + e, 0.0f);
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t j = s; j < e; ++j) db[j] += dy[r * n + j];
-    });
+    parallel_for(n, std::max<int64_t>(16, kElementwiseGrain / std::max<int64_t>(1, rows)),
+                 [&](int64_t s, int64_t e) {
+                   std::fill(db + s, db + e, 0.0f);
+                   for (int64_t r = 0; r < rows; ++r)
+                     for (int64_t j = s; j < e; ++j) db[j] += dy[r * n + j];
+                 });
   }
 }
 

@@ -29,9 +29,11 @@ void each_window(const PoolGeom& g, Fn f) {
   parallel_for(g.planes, std::max<int64_t>(1, kElementwiseGrain / per_plane), [&](int64_t s, int64_t e) {
     for (int64_t p = s; p < e; ++p)
       for (int64_t i = 0; i < g.ho; ++i) {
-        int64_t r0 = std::max<int64_t>(0, i * g.sh - g.ph), r1 = std::min<int64_t>(g.h, i * g.sh - g.ph + g.kh);
+        int64_t r0 = std::max<int64_t>(0, i * g.sh - g.ph),
+                r1 = std::min<int64_t>(g.h, i * g.sh - g.ph + g.kh);
         for (int64_t j = 0; j < g.wo; ++j) {
-          int64_t c0 = std::max<int64_t>(0, j * g.sw - g.pw), c1 = std::min<int64_t>(g.w, j * g.sw - g.pw + g.kw);
+          int64_t c0 = std::max<int64_t>(0, j * g.sw - g.pw),
+                  c1 = std::min<int64_t>(g.w, j * g.sw - g.pw + g.kw);
           f(p, i * g.wo + j, r0, r1, c0, c1);
         }
       }
@@ -60,20 +62,22 @@ void max_pool2d_forward(const OpAttrs& a, const TensorView* in, TensorView* out)
   });
 }
 
-void max_pool2d_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& gout, TensorView* gin) {
+void max_pool2d_backward(const OpAttrs& a, const TensorView* in, const TensorView* out,
+                         const TensorView& gout, TensorView* gin) {
   if (!gin[0].defined()) return;
   auto g = geom(a, in[0], out[0]);
   const float* dy = F(gout);
   const int64_t* idx = out[1].as<int64_t>();
   float* dx = F(gin[0]);
   int64_t plane = g.h * g.w, oplane = g.ho * g.wo;
-  parallel_for(g.planes, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, plane)), [&](int64_t s, int64_t e) {
-    for (int64_t p = s; p < e; ++p) {
-      float* dxp = dx + p * plane;
-      std::fill(dxp, dxp + plane, 0.0f);
-      for (int64_t o = 0; o < oplane; ++o) dxp[idx[p * oplane + o]] += dy[p * oplane + o];
-    }
-  });
+  parallel_for(g.planes, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, plane)),
+               [&](int64_t s, int64_t e) {
+                 for (int64_t p = s; p < e; ++p) {
+                   float* dxp = dx + p * plane;
+                   std::fill(dxp, dxp + plane, 0.0f);
+                   for (int64_t o = 0; o < oplane; ++o) dxp[idx[p * oplane + o]] += dy[p * oplane + o];
+                 }
+               });
 }
 
 void avg_pool2d_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
@@ -89,51 +93,59 @@ void avg_pool2d_forward(const OpAttrs& a, const TensorView* in, TensorView* out)
   });
 }
 
-void avg_pool2d_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& gout, TensorView* gin) {
+void avg_pool2d_backward(const OpAttrs& a, const TensorView* in, const TensorView* out,
+                         const TensorView& gout, TensorView* gin) {
   if (!gin[0].defined()) return;
   auto g = geom(a, in[0], out[0]);
   const float* dy = F(gout);
   float* dx = F(gin[0]);
   int64_t plane = g.h * g.w, oplane = g.ho * g.wo;
   // planes are zeroed by the thread that owns them, just before their windows
-  parallel_for(g.planes, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, plane)), [&](int64_t s, int64_t e) {
-    for (int64_t p = s; p < e; ++p) {
-      float* dxp = dx + p * plane;
-      std::fill(dxp, dxp + plane, 0.0f);
-      for (int64_t i = 0; i < g.ho; ++i) {
-        int64_t r0 = std::max<int64_t>(0, i * g.sh - g.ph), r1 = std::min<int64_t>(g.h, i * g.sh - g.ph + g.kh);
-        for (int64_t j = 0; j < g.wo; ++j) {
-          int64_t c0 = std::max<int64_t>(0, j * g.sw - g.pw), c1 = std::min<int64_t>(g.w, j * g.sw - g.pw + g.kw);
-          float v = dy[p * oplane + i * g.wo + j] / static_cast<float>((r1 - r0) * (c1 - c0));
-          for (int64_t r = r0; r < r1; ++r)
-            for (int64_t c = c0; c < c1; ++c) dxp[r * g.w + c] += v;
-        }
-      }
-    }
-  });
+  parallel_for(g.planes, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, plane)),
+               [&](int64_t s, int64_t e) {
+                 for (int64_t p = s; p < e; ++p) {
+                   float* dxp = dx + p * plane;
+                   std::fill(dxp, dxp + plane, 0.0f);
+                   for (int64_t i = 0; i < g.ho; ++i) {
+                     int64_t r0 = std::max<int64_t>(0, i * g.sh - g.ph),
+                             r1 = std::min<int64_t>(g.h, i * g.sh - g.ph + g.kh);
+                     for (int64_t j = 0; j < g.wo; ++j) {
+                       int64_t c0 = std::max<int64_t>(0, j * g.sw - g.pw),
+                               c1 = std::min<int64_t>(g.w, j * g.sw - g.pw + g.kw);
+                       float v = dy[p * oplane + i * g.wo + j] / static_cast<float>((r1 - r0) * (c1 - c0));
+                       for (int64_t r = r0; r < r1; ++r)
+                         for (int64_t c = c0; c < c1; ++c) dxp[r * g.w + c] += v;
+                     }
+                   }
+                 }
+               });
 }
 
 void global_avg_pool2d_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
   int64_t plane = in[0].size(2) * in[0].size(3);
   const float* x = F(in[0]);
   float* y = F(out[0]);
-  parallel_for(out[0].numel(), std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, plane)), [&](int64_t s, int64_t e) {
-    for (int64_t p = s; p < e; ++p) {
-      double acc = 0;
-      for (int64_t q = 0; q < plane; ++q) acc += x[p * plane + q];
-      y[p] = static_cast<float>(acc / static_cast<double>(plane));
-    }
-  });
+  parallel_for(out[0].numel(), std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, plane)),
+               [&](int64_t s, int64_t e) {
+                 for (int64_t p = s; p < e; ++p) {
+                   double acc = 0;
+                   for (int64_t q = 0; q < plane; ++q) acc += x[p * plane + q];
+                   y[p] = static_cast<float>(acc / static_cast<double>(plane));
+                 }
+               });
 }
 
-void global_avg_pool2d_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& gout, TensorView* gin) {
+void global_avg_pool2d_backward(const OpAttrs&, const TensorView* in, const TensorView*,
+                                const TensorView& gout, TensorView* gin) {
   if (!gin[0].defined()) return;
   int64_t plane = in[0].size(2) * in[0].size(3);
   const float* dy = F(gout);
   float* dx = F(gin[0]);
-  parallel_for(gout.numel(), std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, plane)), [&](int64_t s, int64_t e) {
-    for (int64_t p = s; p < e; ++p) std::fill(dx + p * plane, dx + (p + 1) * plane, dy[p] / static_cast<float>(plane));
-  });
+  parallel_for(gout.numel(), std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, plane)),
+               [&](int64_t s, int64_t e) {
+                 for (int64_t p = s; p < e; ++p)
+                   std::fill(dx + p * plane, dx + (p + 1) * plane, dy[p] / static_cast<float>(plane));
+               });
 }
 
 }  // namespace strata::cpu

@@ -1,6 +1,7 @@
 // Reference causal scaled dot-product attention in double: scores, a masked and
 // max-shifted softmax per row, then the weighted sum of values; probabilities of
 // masked (future) positions are 0.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -52,7 +53,8 @@ void sdpa_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
 }
 
 // dV = P^T dO;  dP = dO V^T;  dS = P (dP - rowsum(P dP));  dQ = scale dS K;  dK = scale dS^T Q
-void sdpa_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& gout, TensorView* gin) {
+void sdpa_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& gout,
+                   TensorView* gin) {
   auto g = geom(a, in);
   for (int i = 0; i < 3; ++i)
     if (gin[i].defined())
@@ -69,7 +71,8 @@ void sdpa_backward(const OpAttrs& a, const TensorView* in, const TensorView* out
       for (int64_t j = 0; j <= i; ++j) {
         for (int64_t e = 0; e < g.dv; ++e) {
           dp[j] += dout[i * g.dv + e] * v[j * g.dv + e];
-          if (gin[2].defined()) D(gin[2])[h * g.t * g.dv + j * g.dv + e] += p[i * g.t + j] * dout[i * g.dv + e];
+          if (gin[2].defined())
+            D(gin[2])[h * g.t * g.dv + j * g.dv + e] += p[i * g.t + j] * dout[i * g.dv + e];
         }
         r += p[i * g.t + j] * dp[j];
       }

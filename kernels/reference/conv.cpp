@@ -10,8 +10,9 @@ struct ConvGeom {
 };
 
 ConvGeom geom(const OpAttrs& a, const TensorView* in, const TensorView& out) {
-  return {in[0].size(0), in[0].size(1), in[0].size(2), in[0].size(3), in[1].size(0), in[1].size(2), in[1].size(3),
-          out.size(2),   out.size(3),   a.stride[0],   a.stride[1],   a.padding[0],  a.padding[1]};
+  return {in[0].size(0), in[0].size(1), in[0].size(2), in[0].size(3), in[1].size(0),
+          in[1].size(2), in[1].size(3), out.size(2),   out.size(3),   a.stride[0],
+          a.stride[1],   a.padding[0],  a.padding[1]};
 }
 
 // Calls f(x index, w index, y index) for every multiply-add of the convolution.
@@ -40,7 +41,8 @@ void conv2d_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
   each_tap(g, [&](int64_t xi, int64_t wi, int64_t yi) { y[yi] += D(in[0])[xi] * D(in[1])[wi]; });
 }
 
-void conv2d_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& gout, TensorView* gin) {
+void conv2d_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& gout,
+                     TensorView* gin) {
   auto g = geom(a, in, out[0]);
   for (int i = 0; i < 3; ++i)
     if (gin[i].defined())

@@ -15,7 +15,8 @@ MatmulGeom geom(const TensorView& a, const TensorView& b) {
   g.m = a.size(-2);
   g.k = a.size(-1);
   g.n = b.size(-1);
-  g.plan = broadcast_plan(Shape(a.shape.begin(), a.shape.end() - 2), Shape(b.shape.begin(), b.shape.end() - 2), "matmul");
+  g.plan = broadcast_plan(Shape(a.shape.begin(), a.shape.end() - 2),
+                          Shape(b.shape.begin(), b.shape.end() - 2), "matmul");
   g.batch = shape_numel(g.plan.out);
   return g;
 }
@@ -37,7 +38,8 @@ void matmul_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
   }
 }
 
-void matmul_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& gout, TensorView* gin) {
+void matmul_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& gout,
+                     TensorView* gin) {
   auto g = geom(in[0], in[1]);
   for (int k = 0; k < 2; ++k)
     if (gin[k].defined())
@@ -67,7 +69,8 @@ void linear_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
     }
 }
 
-void linear_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& gout, TensorView* gin) {
+void linear_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& gout,
+                     TensorView* gin) {
   int64_t k = in[0].size(-1), n = in[1].size(0), rows = in[0].numel() / k;
   for (int i = 0; i < 3; ++i)
     if (gin[i].defined())

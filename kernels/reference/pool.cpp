@@ -38,11 +38,13 @@ void max_pool2d_forward(const OpAttrs& a, const TensorView* in, TensorView* out)
   });
 }
 
-void max_pool2d_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& g, TensorView* gin) {
+void max_pool2d_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& g,
+                         TensorView* gin) {
   if (!gin[0].defined()) return;
   int64_t plane = in[0].size(2) * in[0].size(3), oplane = out[0].size(2) * out[0].size(3);
   for (int64_t e = 0; e < gin[0].numel(); ++e) D(gin[0])[e] = 0;
-  for (int64_t e = 0; e < g.numel(); ++e) D(gin[0])[(e / oplane) * plane + out[1].as<int64_t>()[e]] += D(g)[e];
+  for (int64_t e = 0; e < g.numel(); ++e)
+    D(gin[0])[(e / oplane) * plane + out[1].as<int64_t>()[e]] += D(g)[e];
 }
 
 void avg_pool2d_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
@@ -54,12 +56,14 @@ void avg_pool2d_forward(const OpAttrs& a, const TensorView* in, TensorView* out)
   });
 }
 
-void avg_pool2d_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& g, TensorView* gin) {
+void avg_pool2d_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& g,
+                         TensorView* gin) {
   if (!gin[0].defined()) return;
   int64_t plane = in[0].size(2) * in[0].size(3), oplane = out[0].size(2) * out[0].size(3);
   for (int64_t e = 0; e < gin[0].numel(); ++e) D(gin[0])[e] = 0;
   each_window(a, in[0], out[0], [&](int64_t p, int64_t o, const std::vector<int64_t>& cells) {
-    for (int64_t c : cells) D(gin[0])[p * plane + c] += D(g)[p * oplane + o] / static_cast<double>(cells.size());
+    for (int64_t c : cells)
+      D(gin[0])[p * plane + c] += D(g)[p * oplane + o] / static_cast<double>(cells.size());
   });
 }
 
@@ -72,7 +76,8 @@ void global_avg_pool2d_forward(const OpAttrs&, const TensorView* in, TensorView*
   }
 }
 
-void global_avg_pool2d_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g, TensorView* gin) {
+void global_avg_pool2d_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g,
+                                TensorView* gin) {
   if (!gin[0].defined()) return;
   int64_t plane = in[0].size(2) * in[0].size(3);
   for (int64_t e = 0; e < gin[0].numel(); ++e) D(gin[0])[e] = D(g)[e / plane] / static_cast<double>(plane);

@@ -6,12 +6,14 @@ std::vector<OutputSpec> sdpa_infer(const std::vector<OutputSpec>& in, const OpAt
   const char* op = "sdpa";
   require_float(in[0], op, "q");
   for (int i = 1; i < 3; ++i)
-    require(in[i].dtype == in[0].dtype, op, std::string("dtypes differ: ") + dtype_name(in[0].dtype) + " and " + dtype_name(in[i].dtype));
+    require(in[i].dtype == in[0].dtype, op,
+            std::string("dtypes differ: ") + dtype_name(in[0].dtype) + " and " + dtype_name(in[i].dtype));
   const Shape &q = in[0].shape, &k = in[1].shape, &v = in[2].shape;
   std::string shapes = "q " + shape_str(q) + ", k " + shape_str(k) + ", v " + shape_str(v);
   require(q.size() == 4, op, "q, k, v must be [B,H,T,D]: " + shapes);
   require(k == q, op, "k must have q's shape: " + shapes);
-  require(v.size() == 4 && v[0] == q[0] && v[1] == q[1] && v[2] == q[2], op, "v must be [B,H,T,Dv] with q's B, H, T: " + shapes);
+  require(v.size() == 4 && v[0] == q[0] && v[1] == q[1] && v[2] == q[2], op,
+          "v must be [B,H,T,Dv] with q's B, H, T: " + shapes);
   require(a.scale >= 0, op, "scale must be >= 0 (0 = 1/sqrt(D)), got " + std::to_string(a.scale));
   return {{v, in[0].dtype}, {{q[0], q[1], q[2], q[2]}, in[0].dtype}};
 }

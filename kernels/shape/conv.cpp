@@ -6,7 +6,8 @@ std::vector<OutputSpec> conv2d_infer(const std::vector<OutputSpec>& in, const Op
   const char* op = "conv2d";
   require_float(in[0], op, "x");
   for (int i = 1; i < 3; ++i)
-    require(in[i].dtype == in[0].dtype, op, std::string("dtypes differ: ") + dtype_name(in[0].dtype) + " and " + dtype_name(in[i].dtype));
+    require(in[i].dtype == in[0].dtype, op,
+            std::string("dtypes differ: ") + dtype_name(in[0].dtype) + " and " + dtype_name(in[i].dtype));
   const Shape &x = in[0].shape, &w = in[1].shape, &b = in[2].shape;
   std::string shapes = "x " + shape_str(x) + ", w " + shape_str(w) + ", b " + shape_str(b);
   require(x.size() == 4 && w.size() == 4, op, "x must be [N,C,H,W] and w [O,C,kh,kw]: " + shapes);

@@ -10,9 +10,12 @@ Shape pooled(const OutputSpec& x, const OpAttrs& a, const char* op) {
   Shape out = {x.shape[0], x.shape[1], 0, 0};
   for (int d = 0; d < 2; ++d) {
     int64_t size = x.shape[2 + d], k = a.kernel[d], s = a.stride[d], p = a.padding[d];
-    std::string attrs = "kernel " + std::to_string(k) + ", stride " + std::to_string(s) + ", padding " + std::to_string(p);
-    require(k > 0 && s > 0 && p >= 0 && 2 * p <= k, op, "needs kernel > 0, stride > 0, 0 <= padding <= kernel/2; got " + attrs);
-    require(size + 2 * p >= k, op, "kernel larger than the padded input " + shape_str(x.shape) + ": " + attrs);
+    std::string attrs =
+        "kernel " + std::to_string(k) + ", stride " + std::to_string(s) + ", padding " + std::to_string(p);
+    require(k > 0 && s > 0 && p >= 0 && 2 * p <= k, op,
+            "needs kernel > 0, stride > 0, 0 <= padding <= kernel/2; got " + attrs);
+    require(size + 2 * p >= k, op,
+            "kernel larger than the padded input " + shape_str(x.shape) + ": " + attrs);
     out[2 + d] = (size + 2 * p - k) / s + 1;
   }
   return out;
