@@ -70,9 +70,6 @@ void serial_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, fl
     assign(cm, am.transpose(), bm.transpose(), alpha, beta);
 }
 
-// Products below this many FLOPs are not worth waking a second thread for.
-constexpr double kMinParallelFlops = 2.0 * 128 * 128 * 128;
-
 }  // namespace
 
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
@@ -83,7 +80,8 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
   // written outside parallel regions, so batched callers do not race on it.
   if (!nested && Eigen::nbThreads() != 1) Eigen::setNbThreads(1);
   double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  if (threads <= 1 || nested || flops < kMinParallelFlops) {
+  // under kGemmParallelFlops (2 x 128^3) waking a second thread costs more than it saves
+  if (threads <= 1 || nested || flops < static_cast<double>(kGemmParallelFlops)) {
     serial_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return;
   }

@@ -13,8 +13,8 @@ namespace strata::cpu {
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
-// Flop count below which a batch of GEMMs is better run one per thread than each
-// multithreaded inside (Eigen's own threading pays off only for large products).
+// FLOPs (2 x 128^3) below which gemm stays on one thread, and below which batched
+// callers run one matrix per thread rather than each matrix on all threads.
 inline constexpr int64_t kGemmParallelFlops = int64_t{1} << 22;
 
 }  // namespace strata::cpu
