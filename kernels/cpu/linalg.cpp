@@ -1,8 +1,9 @@
 // matmul and linear on f32, both through cpu::gemm. A batched matmul whose b is
 // shared (rank 2, or batch dimensions all broadcast) folds a's batch into the row
 // dimension: one [batch*M, K] x [K, N] GEMM that streams a once and keeps b in
-// cache. Other batches run one GEMM per matrix: one per thread when each product
-// is small, one after another with Eigen's threading when each is large. Gradients
+// cache. Other batches run one GEMM per matrix: one per thread when the batch fills
+// the threads or the products are small, otherwise one after another, each split
+// over the threads inside cpu::gemm. Gradients
 // of a broadcast operand accumulate serially (beta = 1) to stay race-free. linear
 // is one GEMM against w^T with the bias preloaded into y (beta = 1); db is a
 // column sum of dy split over column blocks.
@@ -38,10 +39,12 @@ MatmulGeom geom(const TensorView& a, const TensorView& b) {
   return g;
 }
 
-// Runs fn(t) for every batch matrix t: in parallel when each GEMM is small.
+// Runs fn(t) for every batch matrix t.
 template <typename Fn>
 void for_each_matrix(int64_t batch, int64_t flops, Fn fn) {
-  if (batch > 1 && flops < kGemmParallelFlops) {
+  // a batch that fills the threads (or products too small to split) goes one matrix
+  // per thread: no synchronisation inside a product at all
+  if (batch > 1 && (batch >= num_threads() || flops < kGemmParallelFlops)) {
     parallel_for(batch, 1, [&](int64_t s, int64_t e) {
       for (int64_t t = s; t < e; ++t) fn(t);
     });
