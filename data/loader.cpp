@@ -133,7 +133,6 @@ void Loader::reset_metrics() {
   base_misses_ = cs.misses;
   base_evictions_ = cs.evictions;
   base_refetches_ = cs.refetches;
-  staged_before_ = 0;
 }
 
 bool Loader::next(HostBatch& out) {
@@ -181,7 +180,7 @@ DataMetrics Loader::metrics() const {
   int64_t per_sample = 0;
   for (auto& t : transforms_) per_sample += t.out_bytes();
   m.sample_bytes = m.samples * per_sample;
-  m.shards_staged = staged_before_ + (pipeline_ ? pipeline_->uses_staged() : 0);
+  m.shards_staged = pipeline_ ? pipeline_->uses_staged() : 0;
   m.cache_hits = cs.hits - base_hits_;
   m.cache_misses = cs.misses - base_misses_;
   m.remote_requests = st.requests - base_requests_;

@@ -91,7 +91,6 @@ class Loader : public strata::BatchSource {
   double wait_s_ = 0;
   int64_t base_requests_ = 0, base_bytes_ = 0, base_retries_ = 0;
   int64_t base_hits_ = 0, base_misses_ = 0, base_evictions_ = 0, base_refetches_ = 0;
-  int64_t staged_before_ = 0;
 };
 
 }  // namespace strata::data
