@@ -61,7 +61,8 @@ STRATA_HD inline float f16_bits_to_float(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1fu;
   uint32_t mant = h & 0x3ffu;
-  if (exp == 0x1fu) return bits_float(sign | 0x7f800000u | (mant << 13));
+  // inf, or NaN made quiet (as IEEE conversions and F16C do)
+  if (exp == 0x1fu) return bits_float(sign | 0x7f800000u | (mant << 13) | (mant ? 0x400000u : 0u));
   if (exp == 0) {
     if (mant == 0) return bits_float(sign);
     // subnormal: mant * 2^-24
