@@ -1,12 +1,14 @@
 // conv2d on f32 as im2col + GEMM, one image at a time. Forward: the image is
-// unfolded into col[C*kh*kw, Ho*Wo] (kh*kw times the input plane, written once and
-// read once by the GEMM), then y[n] = W[O, C*kh*kw] col + b. A 1x1 kernel with
-// stride 1 and no padding skips the unfolding: x[n] is already col. Backward:
-// dW = sum_n dy[n] col[n]^T (GEMM, the unfold redone rather than stored), db is a
-// row sum of dy, and dx[n] = col2im(W^T dy[n]) scatters dcol back into the plane.
-// With at least as many images as threads, images are split over threads (each
-// GEMM serial, private col buffers, per-thread dW partials summed under a lock);
-// with fewer, images run in turn and each GEMM uses all threads.
+// unfolded block by block of output rows into col[C*kh*kw, rows*Wo], each block
+// sized to stay in L2 (about 1 MB) so that the GEMM y[n][:, block] += W col reads
+// it back from cache instead of memory (unblocked, a 3x3 layer of 64 channels at
+// 56x56 writes and rereads a 7 MB col per image). A 1x1 kernel with stride 1 and
+// no padding skips the unfolding: x[n] is already col. Backward, per block:
+// dW += dy[n][:, block] col^T (the unfold redone rather than stored) and
+// dcol = W^T dy[n][:, block] scattered back into dx[n] (col2im); db is a row sum
+// of dy. With at least as many images as threads, images are split over threads
+// (each GEMM serial, private col buffers, per-thread dW partials summed under a
+// lock); with fewer, images run in turn and each GEMM uses all threads.
 #include <algorithm>
 #include <mutex>
 #include <vector>
@@ -40,15 +42,17 @@ inline void valid_range(int64_t out, int64_t size, int64_t s, int64_t p, int64_t
   if (hi < lo) hi = lo;
 }
 
-void im2col(const ConvGeom& g, const float* x, float* col) {
+// col[C*kh*kw, (i1-i0)*Wo] = the unfolding of output rows [i0, i1).
+void im2col(const ConvGeom& g, const float* x, int64_t i0, int64_t i1, float* col) {
+  int64_t ld = (i1 - i0) * g.wo;
   for (int64_t c = 0; c < g.c; ++c)
     for (int64_t ki = 0; ki < g.kh; ++ki)
       for (int64_t kj = 0; kj < g.kw; ++kj) {
-        float* dst = col + ((c * g.kh + ki) * g.kw + kj) * g.plane();
+        float* dst = col + ((c * g.kh + ki) * g.kw + kj) * ld;
         int64_t jlo, jhi;
         valid_range(g.wo, g.w, g.sw, g.pw, kj, jlo, jhi);
-        for (int64_t i = 0; i < g.ho; ++i) {
-          float* row = dst + i * g.wo;
+        for (int64_t i = i0; i < i1; ++i) {
+          float* row = dst + (i - i0) * g.wo;
           int64_t y = i * g.sh - g.ph + ki;
           if (y < 0 || y >= g.h) {
             std::fill(row, row + g.wo, 0.0f);
@@ -63,24 +67,31 @@ void im2col(const ConvGeom& g, const float* x, float* col) {
       }
 }
 
-// dx (zeroed here) += the scatter of dcol[C*kh*kw, Ho*Wo].
-void col2im(const ConvGeom& g, const float* col, float* dx) {
-  std::fill(dx, dx + g.c * g.h * g.w, 0.0f);
+// dx += the scatter of dcol[C*kh*kw, (i1-i0)*Wo] (output rows [i0, i1)).
+void col2im(const ConvGeom& g, const float* col, int64_t i0, int64_t i1, float* dx) {
+  int64_t ld = (i1 - i0) * g.wo;
   for (int64_t c = 0; c < g.c; ++c)
     for (int64_t ki = 0; ki < g.kh; ++ki)
       for (int64_t kj = 0; kj < g.kw; ++kj) {
-        const float* src = col + ((c * g.kh + ki) * g.kw + kj) * g.plane();
+        const float* src = col + ((c * g.kh + ki) * g.kw + kj) * ld;
         int64_t jlo, jhi;
         valid_range(g.wo, g.w, g.sw, g.pw, kj, jlo, jhi);
-        for (int64_t i = 0; i < g.ho; ++i) {
+        for (int64_t i = i0; i < i1; ++i) {
           int64_t y = i * g.sh - g.ph + ki;
           if (y < 0 || y >= g.h) continue;
           float* dst = dx + (c * g.h + y) * g.w;
           int64_t shift = kj - g.pw;
-          const float* row = src + i * g.wo;
+          const float* row = src + (i - i0) * g.wo;
           for (int64_t j = jlo; j < jhi; ++j) dst[j * g.sw + shift] += row[j];
         }
       }
+}
+
+// Output rows per col block: about kColBlockBytes of col, at least one row.
+constexpr int64_t kColBlockBytes = 1 << 20;
+int64_t block_rows(const ConvGeom& g) {
+  int64_t per_row = g.rows() * g.wo * static_cast<int64_t>(sizeof(float));
+  return std::clamp<int64_t>(kColBlockBytes / std::max<int64_t>(1, per_row), 1, std::max<int64_t>(1, g.ho));
 }
 
 // Runs fn(begin, end) over image ranges: split over threads when there are
@@ -97,14 +108,22 @@ void conv2d_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
   const float *x = F(in[0]), *w = F(in[1]), *b = F(in[2]);
   float* y = F(out[0]);
   over_images(g.n, [&](int64_t s, int64_t e) {
-    std::vector<float> col(g.pointwise() ? 0 : static_cast<size_t>(g.rows() * g.plane()));
+    int64_t br = block_rows(g);
+    std::vector<float> col(g.pointwise() ? 0 : static_cast<size_t>(g.rows() * br * g.wo));
     for (int64_t n = s; n < e; ++n) {
       const float* xn = x + n * g.c * g.h * g.w;
       float* yn = y + n * g.o * g.plane();
       for (int64_t o = 0; o < g.o; ++o) std::fill(yn + o * g.plane(), yn + (o + 1) * g.plane(), b[o]);
-      if (!g.pointwise()) im2col(g, xn, col.data());
-      gemm(false, false, g.o, g.plane(), g.rows(), 1.0f, w, g.rows(), g.pointwise() ? xn : col.data(),
-           g.plane(), 1.0f, yn, g.plane());
+      if (g.pointwise()) {
+        gemm(false, false, g.o, g.plane(), g.rows(), 1.0f, w, g.rows(), xn, g.plane(), 1.0f, yn, g.plane());
+        continue;
+      }
+      for (int64_t i0 = 0; i0 < g.ho; i0 += br) {  // y[n][:, block] += W col
+        int64_t i1 = std::min(g.ho, i0 + br), cols = (i1 - i0) * g.wo;
+        im2col(g, xn, i0, i1, col.data());
+        gemm(false, false, g.o, cols, g.rows(), 1.0f, w, g.rows(), col.data(), cols, 1.0f, yn + i0 * g.wo,
+             g.plane());
+      }
     }
   });
 }
@@ -118,26 +137,34 @@ void conv2d_backward(const OpAttrs& a, const TensorView* in, const TensorView* o
   std::mutex dw_lock;
   over_images(g.n, [&](int64_t s, int64_t e) {
     bool whole = s == 0 && e == g.n;  // the only range: accumulate dW in place
-    std::vector<float> col(g.pointwise() ? 0 : static_cast<size_t>(g.rows() * g.plane()));
+    int64_t br = block_rows(g);
+    std::vector<float> col(g.pointwise() ? 0 : static_cast<size_t>(g.rows() * br * g.wo));
     std::vector<float> dw_part(gin[1].defined() && !whole ? static_cast<size_t>(wsize) : 0);  // zeroed
-    float* dw = whole && gin[1].defined() ? F(gin[1]) : dw_part.data();
+    float* dw = !gin[1].defined() ? nullptr : whole ? F(gin[1]) : dw_part.data();
     for (int64_t n = s; n < e; ++n) {
       const float* xn = x + n * g.c * g.h * g.w;
       const float* dyn = dy + n * g.o * g.plane();
-      if (gin[1].defined()) {  // dW[O, CKK] += dy[n][O, P] col[n]^T
-        if (!g.pointwise()) im2col(g, xn, col.data());
-        gemm(false, true, g.o, g.rows(), g.plane(), 1.0f, dyn, g.plane(), g.pointwise() ? xn : col.data(),
-             g.plane(), 1.0f, dw, g.rows());
-      }
-      if (gin[0].defined()) {  // dcol[CKK, P] = W^T dy[n]
-        float* dxn = F(gin[0]) + n * g.c * g.h * g.w;
-        if (g.pointwise()) {
+      float* dxn = gin[0].defined() ? F(gin[0]) + n * g.c * g.h * g.w : nullptr;
+      if (g.pointwise()) {  // dW += dy[n] x[n]^T;  dx[n] = W^T dy[n]
+        if (dw)
+          gemm(false, true, g.o, g.rows(), g.plane(), 1.0f, dyn, g.plane(), xn, g.plane(), 1.0f, dw,
+               g.rows());
+        if (dxn)
           gemm(true, false, g.rows(), g.plane(), g.o, 1.0f, w, g.rows(), dyn, g.plane(), 0.0f, dxn,
                g.plane());
-        } else {
-          gemm(true, false, g.rows(), g.plane(), g.o, 1.0f, w, g.rows(), dyn, g.plane(), 0.0f, col.data(),
-               g.plane());
-          col2im(g, col.data(), dxn);
+        continue;
+      }
+      if (dxn) std::fill(dxn, dxn + g.c * g.h * g.w, 0.0f);
+      for (int64_t i0 = 0; i0 < g.ho; i0 += br) {
+        int64_t i1 = std::min(g.ho, i0 + br), cols = (i1 - i0) * g.wo;
+        const float* dyb = dyn + i0 * g.wo;  // dy[n][:, block], row stride plane
+        if (dw) {                            // dW[O, CKK] += dy[n][:, block] col^T
+          im2col(g, xn, i0, i1, col.data());
+          gemm(false, true, g.o, g.rows(), cols, 1.0f, dyb, g.plane(), col.data(), cols, 1.0f, dw, g.rows());
+        }
+        if (dxn) {  // dcol = W^T dy[n][:, block], scattered into dx[n]
+          gemm(true, false, g.rows(), cols, g.o, 1.0f, w, g.rows(), dyb, g.plane(), 0.0f, col.data(), cols);
+          col2im(g, col.data(), i0, i1, dxn);
         }
       }
     }

@@ -35,6 +35,8 @@ STRATA_OP_CASES(conv2d) {
       // one image: multithreaded GEMMs instead
       conv("large-one-image", {1, 32, 16, 16}, 16, 3, 3, window(1, 1, 2, 2, 1, 1)),
       conv("large-1x1", {4, 64, 8, 8}, 32, 1, 1, window(1, 1, 1, 1, 0, 0)),
+      // col (144 x 2115 floats) exceeds the 1 MB block: row blocks of 40 and 7
+      conv("col-blocks", {1, 16, 47, 45}, 4, 3, 3, window(1, 1, 1, 1, 1, 1)),
   };
 }
 
