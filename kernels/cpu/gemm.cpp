@@ -12,8 +12,6 @@
 // saves), and so does a call from inside a parallel region (batched callers).
 #include "kernels/cpu/gemm.h"
 
-#include <omp.h>
-
 #include <algorithm>
 
 // GCC 12 reports false -Wmaybe-uninitialized inside Eigen's AVX-512 packet code.
@@ -75,7 +73,7 @@ void serial_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, fl
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   int threads = num_threads();
-  bool nested = omp_in_parallel();
+  bool nested = in_parallel();
   // Eigen must not thread on its own (set_num_threads hands it the count); only
   // written outside parallel regions, so batched callers do not race on it.
   if (!nested && Eigen::nbThreads() != 1) Eigen::setNbThreads(1);
@@ -90,8 +88,7 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
   int64_t step = (extent + threads - 1) / threads;
   step = std::max(align, (step + align - 1) / align * align);
   int64_t panels = (extent + step - 1) / step;
-#pragma omp parallel for num_threads(static_cast <int>(panels)) schedule(static, 1)
-  for (int64_t p = 0; p < panels; ++p) {
+  parallel_run(panels, [&](int64_t p) {
     int64_t s = p * step, len = std::min(extent, s + step) - s;
     if (by_rows)  // C[s:s+len, :] = op(A)[s:s+len, :] op(B)
       serial_gemm(trans_a, trans_b, len, n, k, alpha, trans_a ? a + s : a + s * lda, lda, b, ldb, beta,
@@ -99,7 +96,7 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
     else  // C[:, s:s+len] = op(A) op(B)[:, s:s+len]
       serial_gemm(trans_a, trans_b, m, len, k, alpha, a, lda, trans_b ? b + s * ldb : b + s, ldb, beta, c + s,
                   ldc);
-  }
+  });
 }
 
 }  // namespace strata::cpu
