@@ -8,8 +8,9 @@
 // O(M x N x K / threads) FLOPs). Why not Eigen's own threading: it synchronises
 // the threads once per cache block, so on oversubscribed cores (CI, shared dev
 // machines) every descheduled thread stalls the others; panels meet once, at the
-// end. Products under 128^3 run on one thread (waking a second costs more than it
-// saves), and so does a call from inside a parallel region (batched callers).
+// end (the shared dev box was too noisy to measure the difference either way;
+// the provider measurement is in docs/kernels.md). Products under 128^3 run on one thread (waking a second
+// costs more than it saves), and so does a call from inside a parallel region (batched callers).
 #include "kernels/cpu/gemm.h"
 
 #include <algorithm>
