@@ -14,6 +14,7 @@
 #include "kernels/cpu/gemm.h"
 
 #include <algorithm>
+#include <mutex>
 
 // GCC 12 reports false -Wmaybe-uninitialized inside Eigen's AVX-512 packet code.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -75,8 +76,12 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   int threads = num_threads();
   bool nested = in_parallel();
-  // Eigen must not thread on its own (set_num_threads hands it the count); only
-  // written outside parallel regions, so batched callers do not race on it.
+  // Eigen must not thread on its own: built with OpenMP it defaults to all cores
+  // and would open OpenMP regions inside our pool's workers. Set once before any
+  // use (a batched caller's first call may come from a worker), and again from
+  // top-level calls in case someone (strata-bench's Eigen column) changed it.
+  static std::once_flag eigen_serial;
+  std::call_once(eigen_serial, [] { Eigen::setNbThreads(1); });
   if (!nested && Eigen::nbThreads() != 1) Eigen::setNbThreads(1);
   double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   // under kGemmParallelFlops (2 x 128^3) waking a second thread costs more than it saves
