@@ -1,5 +1,7 @@
 #include "data/loader.h"
 
+#include <cctype>
+
 #include <algorithm>
 
 #include "core/error.h"
@@ -21,6 +23,16 @@ Loader::Loader(LoaderOptions options, std::unique_ptr<Source> source)
 
 Loader::~Loader() { pipeline_.reset(); }
 
+std::filesystem::path dataset_cache_dir(const std::filesystem::path& root, const std::string& url) {
+  // a readable tail of the URL plus a hash of all of it
+  std::string tail;
+  for (char c : url.substr(url.size() > 40 ? url.size() - 40 : 0))
+    tail += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ? c : '_';
+  while (!tail.empty() && tail.front() == '_') tail.erase(tail.begin());
+  std::string h = checksum_bytes(url.data(), url.size());  // "xxh3:<16 hex>"
+  return root / (tail + "-" + h.substr(h.find(':') + 1, 12));
+}
+
 void Loader::init() {
   if (opts_.world_size < 1 || opts_.rank < 0 || opts_.rank >= opts_.world_size)
     throw ConfigError("loader: rank " + std::to_string(opts_.rank) + " is outside world size " +
@@ -28,7 +40,7 @@ void Loader::init() {
   if (opts_.batch_size < 1) throw ConfigError("loader: batch size must be >= 1, got " + std::to_string(opts_.batch_size));
   if (opts_.lookahead_bytes < 0) throw ConfigError("loader: look-ahead bytes must be >= 0");
   cache_ = std::make_unique<ShardCache>(
-      *source_, ShardCacheOptions{opts_.cache_dir, opts_.cache_bytes, opts_.lifetime});
+      *source_, ShardCacheOptions{dataset_cache_dir(opts_.cache_dir, opts_.url), opts_.cache_bytes, opts_.lifetime});
   const Manifest& m = cache_->manifest();
   for (auto& f : m.schema) {
     const NormalizeU8* norm = nullptr;

@@ -38,6 +38,12 @@ struct LoaderOptions {
   std::vector<NormalizeU8> normalize;   // fields not named here are copied as they are
 };
 
+// The cache directory of one dataset under the node's cache root. Datasets get
+// their own directories because shard names repeat across datasets
+// (shard-00000.h5), and a cached file must never stand in for another dataset's;
+// cache_bytes is therefore a capacity per dataset.
+std::filesystem::path dataset_cache_dir(const std::filesystem::path& root, const std::string& url);
+
 class PrefetchPipeline;
 
 class Loader : public strata::BatchSource {

@@ -18,7 +18,7 @@ ctest --test-dir build --output-on-failure --timeout 900
 if [ "${STRATA_TEST_SKIP_SANITIZE:-0}" != 1 ]; then
   echo "[test] unit tests under address,undefined sanitizers (build-sanitize/)"
   cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_CUDA=OFF \
-    -DSTRATA_SANITIZE=address,undefined -DSTRATA_BUILD_APPS=OFF >/dev/null
+    -DSTRATA_SANITIZE=address,undefined >/dev/null
   cmake --build build-sanitize -j "$JOBS"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-sanitize -L unit --output-on-failure --timeout 1800

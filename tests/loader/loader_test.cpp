@@ -6,11 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 
 #include "core/error.h"
 #include "data/loader.h"
+#include "data/shard.h"
 #include "loader_test_util.h"
 
 using namespace strata::data;
@@ -370,4 +373,52 @@ TEST(Loader, MetricsPerEpoch) {
     EXPECT_EQ(mt.remote_bytes, e == 0 ? m.total_bytes() : 0);
     EXPECT_GE(mt.wait_seconds, 0.0);
   }
+}
+
+// Two datasets whose shards share names (both hold shard-00000.h5 ...) in one
+// cache root: each loader must read its own data, never the other's cached file.
+TEST(Loader, DatasetsWithTheSameShardNamesDoNotShareCachedFiles) {
+  auto read_file = [](const fs::path& p) {
+    std::ifstream f(p);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  auto write_file = [](const fs::path& p, const std::string& text) { std::ofstream(p) << text; };
+  auto root = scratch_dir("two-datasets");
+  fs::path a = root / "a", b = root / "b";
+  packed_fashion_mnist(a, 6'000'000);
+  fs::create_directories(b);
+  // b: the same shard names, but only the first shard, with every label shifted
+  Manifest ma = Manifest::from_json(read_file(a / "manifest.json"), "a");
+  ShardData first = ShardData::read((a / ma.shards[0].name).string(), ma.schema);
+  ShardWriter w((b / ma.shards[0].name).string(), ma.schema);
+  for (int64_t i = 0; i < first.samples(); ++i) {
+    size_t n0 = 0, n1 = 0;
+    const uint8_t* img = first.sample(0, i, &n0);
+    int64_t label = (*reinterpret_cast<const int64_t*>(first.sample(1, i, &n1)) + 1) % 10;
+    w.add({{img, n0}, {&label, sizeof label}});
+  }
+  w.finish();
+  Manifest mb = ma;
+  mb.shards.resize(1);
+  mb.shards[0].checksum = checksum_file((b / ma.shards[0].name).string());
+  mb.shards[0].bytes = static_cast<int64_t>(fs::file_size(b / ma.shards[0].name));
+  write_file(b / "manifest.json", mb.to_json());
+
+  auto labels_of = [&](const fs::path& data) {
+    LoaderOptions o = base_options(data, root / "cache", 400'000'000);
+    o.shuffle = false;
+    Loader l(o);
+    l.start_epoch(0);
+    strata::HostBatch batch;
+    EXPECT_TRUE(l.next(batch));
+    const auto& lab = batch.field("label");
+    return std::vector<int64_t>(lab.as<int64_t>(), lab.as<int64_t>() + lab.numel());
+  };
+  Loader keep_a(base_options(a, root / "cache", 400'000'000));  // a's shards stay cached meanwhile
+  keep_a.start_epoch(0);
+  strata::HostBatch warm;
+  ASSERT_TRUE(keep_a.next(warm));
+  auto la = labels_of(a), lb = labels_of(b);
+  ASSERT_EQ(la.size(), lb.size());
+  for (size_t i = 0; i < la.size(); ++i) ASSERT_EQ(lb[i], (la[i] + 1) % 10) << "sample " << i << " came from the other dataset";
 }
