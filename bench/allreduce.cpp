@@ -5,7 +5,7 @@
 // and plain MPI interleaved (order alternating) so that drift hits both alike;
 // the median repetition is reported.
 //   mpirun -np 2 build/bin/strata-bench allreduce [--min 4K] [--max 256M] [--reps 7]
-//          [--warmup 3] [--dtype f32|f16|bf16] [--half convert|op] [--op sum|avg]
+//          [--warmup 3] [--dtype f32|f16|bf16] [--half auto|convert|op] [--op sum|avg]
 // For f16/bf16 the plain-MPI peer reduces an f32 buffer of the same element count
 // (MPI has no 16-bit float type); bytes are the 16-bit payload.
 #include <mpi.h>
@@ -52,7 +52,8 @@ STRATA_BENCH(allreduce, "allreduce bus bandwidth, strata vs plain MPI_Allreduce 
   DType dtype = dtype_from_name(option(args, "--dtype", "f32"));
   ReduceOp rop = option(args, "--op", "sum") == "avg" ? ReduceOp::avg : ReduceOp::sum;
   MpiOptions opts = MpiOptions::from_env();
-  opts.half_reduce_op = option(args, "--half", opts.half_reduce_op ? "op" : "convert") == "op";
+  std::string half = option(args, "--half", "auto");
+  if (half != "auto") opts.half_reduce_op = half == "op";
   MpiCommunicator comm(opts);
   const int n = comm.size();
   const double bus = n > 1 ? 2.0 * (n - 1) / n : 1.0;
@@ -60,7 +61,7 @@ STRATA_BENCH(allreduce, "allreduce bus bandwidth, strata vs plain MPI_Allreduce 
     std::printf("strata-bench allreduce: %d ranks, dtype %s, op %s%s, reps %d (median), warm-up %d\n", n,
                 dtype_name(dtype), rop == ReduceOp::sum ? "sum" : "avg",
                 is_half(dtype)
-                    ? (opts.half_reduce_op ? ", half reduce: custom MPI_Op" : ", half reduce: convert to f32")
+                    ? (comm.uses_half_op() ? ", half reduce: custom MPI_Op" : ", half reduce: convert to f32")
                     : "",
                 reps, warmup);
     std::printf("%10s %6s %12s %14s %12s %14s %8s\n", "size", "iters", "strata_us", "strata_busbw", "mpi_us",

@@ -95,7 +95,7 @@ class MpiAllreduceHandle final : public CommHandle {
   }
 
   // Starts the requests; called once by allreduce_async.
-  void start(MPI_Comm comm, bool half_op) {
+  void start(MPI_Comm comm) {
     void* buf = data_;
     size_t esz = dtype_size(dtype_);
     MPI_Datatype type;
@@ -107,7 +107,6 @@ class MpiAllreduceHandle final : public CommHandle {
       type = MPI_FLOAT;
       esz = 4;
     } else if (is_half(dtype_)) {
-      (void)half_op;
       type = MPI_UINT16_T;
       mop = half_sum_op(dtype_);
     } else {
@@ -202,10 +201,10 @@ std::unique_ptr<CommHandle> MpiCommunicator::allreduce_async(void* data, size_t 
   check_thread("allreduce_async");
   if (op == ReduceOp::avg && !is_floating(dtype)) scale_by_inverse(data, 0, dtype, size_);  // throws
   if (count == 0) return std::make_unique<CompletedHandle>();
-  bool convert = is_half(dtype) && !options_.half_reduce_op;
+  bool convert = is_half(dtype) && !half_op_;
   auto h = std::make_unique<MpiAllreduceHandle>(watchdog_, progress_, rank_, size_, data, count, dtype, op,
                                                 convert, describe("allreduce_async", count, dtype, &op));
-  h->start(comm_, options_.half_reduce_op);
+  h->start(comm_);
   return h;
 }
 

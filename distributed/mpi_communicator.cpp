@@ -60,11 +60,12 @@ MpiOptions MpiOptions::from_env() {
   o.timeout_s = comm_timeout_from_env(o.timeout_s);
   if (const char* v = std::getenv("STRATA_MPI_HALF_REDUCE"); v && *v) {
     std::string s = v;
-    if (s != "op" && s != "convert")
-      throw ConfigError("STRATA_MPI_HALF_REDUCE must be 'convert' or 'op', got '" + s + "'");
-    o.half_reduce_op = s == "op";
+    if (s != "op" && s != "convert" && s != "auto")
+      throw ConfigError("STRATA_MPI_HALF_REDUCE must be 'auto', 'convert' or 'op', got '" + s + "'");
+    if (s != "auto") o.half_reduce_op = s == "op";
   }
-  o.progress_thread = env_flag("STRATA_MPI_PROGRESS_THREAD", false);
+  if (const char* v = std::getenv("STRATA_MPI_PROGRESS_THREAD"); v && *v)
+    o.progress_thread = env_flag("STRATA_MPI_PROGRESS_THREAD", false);
   return o;
 }
 
@@ -73,7 +74,7 @@ MpiCommunicator::MpiCommunicator(MpiOptions options, MPI_Comm parent)
       owner_(std::this_thread::get_id()),
       pre_abort_(std::make_shared<std::function<void()>>()) {
   thread_level_ = mpi_ensure_initialized();
-  if (options_.progress_thread && thread_level_ < MPI_THREAD_MULTIPLE)
+  if (options_.progress_thread.value_or(false) && thread_level_ < MPI_THREAD_MULTIPLE)
     throw CommError(
         "STRATA_MPI_PROGRESS_THREAD needs MPI_THREAD_MULTIPLE, which this MPI library does not provide");
   int err = MPI_Comm_dup(parent, &comm_);
@@ -91,7 +92,9 @@ MpiCommunicator::MpiCommunicator(MpiOptions options, MPI_Comm parent)
     if (*pre) (*pre)();
     MPI_Abort(MPI_COMM_WORLD, kWatchdogExitCode);
   });
-  if (options_.progress_thread) progress_ = std::make_shared<MpiProgressEngine>();
+  half_op_ = options_.half_reduce_op.value_or(size_ == 2);
+  if (options_.progress_thread.value_or(thread_level_ >= MPI_THREAD_MULTIPLE))
+    progress_ = std::make_shared<MpiProgressEngine>();
 }
 
 void MpiCommunicator::set_pre_abort(std::function<void()> fn) { *pre_abort_ = std::move(fn); }
@@ -116,7 +119,7 @@ void MpiCommunicator::allreduce(void* data, size_t count, DType dtype, ReduceOp 
   std::string what = describe("allreduce", count, dtype, &op);
   CollectiveWatchdog::Scope guard(*watchdog_, what);
   bool half = is_half(dtype);
-  bool convert = half && !options_.half_reduce_op;
+  bool convert = half && !half_op_;
   void* buf = data;
   MPI_Datatype type;
   MPI_Op mop = MPI_SUM;
@@ -182,7 +185,7 @@ void MpiCommunicator::reduce_scatter(const void* send, void* recv, size_t count,
     throw CommError("reduce_scatter: " + what + " exceeds the limit of 2^30 elements per MPI call");
   CollectiveWatchdog::Scope guard(*watchdog_, what);
   bool half = is_half(dtype);
-  bool convert = half && !options_.half_reduce_op;
+  bool convert = half && !half_op_;
   int err;
   if (convert) {
     size_t total = count * static_cast<size_t>(size_);

@@ -16,6 +16,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,9 +34,14 @@ int mpi_ensure_initialized();
 class MpiProgressEngine;
 
 struct MpiOptions {
-  double timeout_s = 60.0;       // collective watchdog; 0 disables (env STRATA_COMM_TIMEOUT)
-  bool half_reduce_op = false;   // true: custom 16-bit MPI_Op (env STRATA_MPI_HALF_REDUCE=op|convert)
-  bool progress_thread = false;  // drive async requests from a thread (env STRATA_MPI_PROGRESS_THREAD=1)
+  double timeout_s = 60.0;  // collective watchdog; 0 disables (env STRATA_COMM_TIMEOUT)
+  // f16/bf16: true = custom 16-bit MPI_Op, false = convert to FP32. Unset: the op on
+  // 2 ranks (one add per element, so bitwise the same as FP32 accumulation, half the
+  // bytes), convert otherwise. Env STRATA_MPI_HALF_REDUCE=auto|convert|op.
+  std::optional<bool> half_reduce_op;
+  // Drive async requests from a thread. Unset: on when MPI_THREAD_MULTIPLE is provided
+  // (it hid the most in strata-bench allreduce_overlap). Env STRATA_MPI_PROGRESS_THREAD=0|1.
+  std::optional<bool> progress_thread;
   static MpiOptions from_env();  // malformed values are a ConfigError
 };
 
@@ -65,6 +71,8 @@ class MpiCommunicator final : public Communicator {
   MPI_Comm comm() const { return comm_; }
   const MpiOptions& options() const { return options_; }
   int thread_level() const { return thread_level_; }
+  bool uses_half_op() const { return half_op_; }
+  bool uses_progress_thread() const { return progress_ != nullptr; }
   CollectiveWatchdog& watchdog() { return *watchdog_; }
   // Runs on the watchdog thread before MPI_Abort (the NCCL backend aborts its communicator here).
   void set_pre_abort(std::function<void()> fn);
@@ -77,6 +85,7 @@ class MpiCommunicator final : public Communicator {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   int thread_level_ = MPI_THREAD_SINGLE;
+  bool half_op_ = false;
   std::thread::id owner_;
   std::shared_ptr<std::function<void()>> pre_abort_;
   std::shared_ptr<CollectiveWatchdog> watchdog_;

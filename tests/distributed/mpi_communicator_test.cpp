@@ -183,6 +183,28 @@ TEST(MpiCommunicator, HalfCustomOpMatchesConvert) {
   }
 }
 
+TEST(MpiCommunicator, HalfConvertAndPollingAsync) {
+  auto& w = comm();
+  MpiOptions o;
+  o.half_reduce_op = false;
+  o.progress_thread = false;
+  MpiCommunicator c(o);
+  EXPECT_FALSE(c.uses_progress_thread());
+  for (DType t : {DType::f16, DType::bf16}) {
+    Case cs{t, ReduceOp::avg, 1025};
+    auto a = fill(t, w.rank(), cs.count), b = fill(t, w.rank(), cs.count);
+    auto h = c.allreduce_async(a.data(), cs.count, t, cs.op);
+    c.allreduce(b.data(), cs.count, t, cs.op);
+    while (!h->test()) {
+    }
+    h->wait();
+    for (size_t i = 0; i < cs.count; ++i) {
+      ASSERT_EQ(read(t, a, i), expected(cs, w.size(), i)) << i;
+      ASSERT_EQ(read(t, b, i), expected(cs, w.size(), i)) << i;
+    }
+  }
+}
+
 TEST(MpiCommunicator, ProgressThreadAsync) {
   auto& w = comm();
   MpiOptions o;
