@@ -3,6 +3,7 @@
 // core/trainer; see docs/configuration.md for every key.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include "core/random.h"
 #include "core/trainer/trainer.h"
 #include "data/loader.h"
+#include "distributed/data_parallel.h"
 #include "distributed/launch_env.h"
 #include "models/registry.h"
 
@@ -124,7 +126,18 @@ int run(int argc, char** argv) {
   spec.seed = static_cast<uint64_t>(cfg.seed);
   auto model = models::build_model(spec);
 
+  // Several ranks: same model checked and rank 0's weights broadcast, gradients
+  // synced in buckets overlapping backward, buffers averaged before eval/checkpoints.
+  std::unique_ptr<DataParallel> ddp;
+  if (comm->size() > 1) ddp = std::make_unique<DataParallel>(*comm, model);
   Trainer trainer(cfg, run_dir, model, sample_shape, *comm);
+  BucketedGradientSync* bucketed = nullptr;
+  if (ddp) {
+    auto sync = ddp->make_gradient_sync();
+    bucketed = sync.get();
+    trainer.set_gradient_sync(std::move(sync));
+    trainer.set_buffer_sync([&ddp] { ddp->sync_buffers(); });
+  }
   if (comm->rank() == 0)
     std::printf("strata-train: %s, %ld parameters, %s, %d rank(s), run directory %s\n", cfg.model.name.c_str(),
                 static_cast<long>(model->num_parameters()), cfg.precision.dtype.c_str(), comm->size(), run_dir.c_str());
@@ -137,6 +150,12 @@ int run(int argc, char** argv) {
       std::printf("test accuracy %.4f  test loss %.4f  (%ld epochs, %ld steps, %.0f samples/s, data wait %.2f%%%s)\n",
                   s.test_accuracy, s.test_loss, static_cast<long>(s.epochs), static_cast<long>(s.steps),
                   s.samples_per_second, 100 * s.data_wait_fraction, s.stopped_early ? ", stopped early" : "");
+    }
+    if (bucketed && bucketed->stats().steps > 0) {
+      const GradSyncStats& g = bucketed->stats();
+      std::printf("gradient sync: %zu buckets, %ld steps, comm %.3f s, waited after backward %.3f s (%.0f%% hidden)\n",
+                  bucketed->num_buckets(), static_cast<long>(g.steps), g.comm_seconds, g.wait_seconds,
+                  g.comm_seconds > 0 ? 100.0 * std::max(0.0, 1.0 - g.wait_seconds / g.comm_seconds) : 0.0);
     }
     std::printf("run directory: %s\n", run_dir.c_str());
   }

@@ -99,7 +99,13 @@ std::vector<double> Trainer::allreduce_sums(std::vector<double> v) {
   return v;
 }
 
+void Trainer::sync_buffers_if_trained() {
+  if (buffer_sync_ && trained_since_buffer_sync_) buffer_sync_();
+  trained_since_buffer_sync_ = false;
+}
+
 double Trainer::train_micro_batch(const HostBatch& b, bool sync, int64_t* correct) {
+  trained_since_buffer_sync_ = true;
   BatchTensors t = batch_to_tensors(b, input_field_, label_field_, sample_shape_);
   Tensor logits;
   {
@@ -139,6 +145,7 @@ bool Trainer::optimizer_step() {
 }
 
 EvalResult Trainer::evaluate(BatchSource& src) {
+  sync_buffers_if_trained();
   bool was_training = model_->is_training();
   model_->eval();
   NoGradGuard no_grad;

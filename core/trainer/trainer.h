@@ -4,6 +4,7 @@
 // evaluation, checkpoints with exact resume, and the run directory's logs.
 // Ranks: every rank trains on its share; rank 0 writes logs and checkpoints.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -64,6 +65,12 @@ class Trainer {
 
   // Replaces the plain after-backward allreduce (data-parallel wrappers).
   void set_gradient_sync(std::unique_ptr<GradientSync> sync) { sync_ = std::move(sync); }
+  GradientSync& gradient_sync() { return *sync_; }
+  // Makes the model's buffers (BatchNorm running statistics) agree across ranks
+  // (DataParallel::sync_buffers). Called on every rank, when training ran since
+  // the last call: at the end of each epoch, before each evaluation and before
+  // each checkpoint. Must be collective-safe: every rank reaches the same calls.
+  void set_buffer_sync(std::function<void()> fn) { buffer_sync_ = std::move(fn); }
   Optimizer& optimizer() { return *optimizer_; }
   LossScaler& scaler() { return scaler_; }
   Module& model() { return *model_; }
@@ -83,6 +90,7 @@ class Trainer {
   void save(const BatchSource& train, const Progress& p, double metric);
   void maybe_resume(BatchSource& train, Progress& p);
   std::vector<double> allreduce_sums(std::vector<double> v);
+  void sync_buffers_if_trained();
 
   TrainConfig cfg_;
   std::string run_dir_;
@@ -97,6 +105,8 @@ class Trainer {
   std::unique_ptr<GradientSync> sync_;
   std::unique_ptr<RunLog> log_;
   std::string input_field_ = "image", label_field_ = "label";
+  std::function<void()> buffer_sync_;
+  bool trained_since_buffer_sync_ = false;
 };
 
 }  // namespace strata

@@ -144,6 +144,7 @@ void Trainer::restore_checkpoint(const Checkpoint& ck, BatchSource& train, Progr
 }
 
 void Trainer::save(const BatchSource& train, const Progress& p, double metric) {
+  sync_buffers_if_trained();  // collective: before rank 0 alone goes on
   if (comm_.rank() != 0) return;
   fs::path dir = fs::path(run_dir_) / "checkpoints";
   fs::create_directories(dir);

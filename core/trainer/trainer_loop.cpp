@@ -166,6 +166,7 @@ TrainSummary Trainer::fit(BatchSource& train, BatchSource* val, BatchSource* tes
         done = true;
       }
     }
+    sync_buffers_if_trained();  // the epoch's end: buffers agree across ranks
     DataMetrics dm = train.metrics();
     p.train_seconds += now() - epoch_t0;
     p.wait_seconds += dm.wait_seconds;
