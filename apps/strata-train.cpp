@@ -153,7 +153,7 @@ int run(int argc, char** argv) {
     }
     if (bucketed && bucketed->stats().steps > 0) {
       const GradSyncStats& g = bucketed->stats();
-      std::printf("gradient sync: %zu buckets, %ld steps, comm %.3f s, waited after backward %.3f s (%.0f%% hidden)\n",
+      std::printf("gradient sync: %zu bucket(s), %ld steps, comm %.3f s, waited after backward %.3f s (%.0f%% hidden)\n",
                   bucketed->num_buckets(), static_cast<long>(g.steps), g.comm_seconds, g.wait_seconds,
                   g.comm_seconds > 0 ? 100.0 * std::max(0.0, 1.0 - g.wait_seconds / g.comm_seconds) : 0.0);
     }
