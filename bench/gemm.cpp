@@ -228,6 +228,7 @@ STRATA_BENCH(gemm,
     Eigen::setNbThreads(threads);  // Eigen's own threading (cpu::gemm turns it off for itself)
     double g_eigen = best_gflops(n, [&] { ec.noalias() = ea * eb; });
     settle();
+    openblas_set_num_threads(threads);  // OpenBLAS's own threading (cpu::gemm turns it off for itself)
     double g_blas = best_gflops(n, [&] {
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), static_cast<int>(n),
                   static_cast<int>(n), 1.0f, a.data(), static_cast<int>(n), b.data(), static_cast<int>(n),

@@ -24,3 +24,20 @@ endif()
 if(STRATA_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()
+
+# GEMM provider of the CPU kernels, chosen by measurement (docs/kernels.md):
+# openblas (default when found) or eigen.
+set(STRATA_GEMM "openblas" CACHE STRING "CPU GEMM provider: openblas or eigen")
+set_property(CACHE STRATA_GEMM PROPERTY STRINGS openblas eigen)
+if(STRATA_GEMM STREQUAL "openblas")
+  find_path(STRATA_OPENBLAS_INCLUDE_DIR cblas.h
+    PATH_SUFFIXES openblas-pthread openblas-openmp openblas
+    PATHS /usr/include/${CMAKE_LIBRARY_ARCHITECTURE})
+  find_library(STRATA_OPENBLAS_LIBRARY NAMES openblas)
+  if(NOT STRATA_OPENBLAS_INCLUDE_DIR OR NOT STRATA_OPENBLAS_LIBRARY)
+    message(WARNING "STRATA_GEMM=openblas but OpenBLAS (libopenblas-dev) was not found: using Eigen")
+    set(STRATA_GEMM "eigen")
+  endif()
+elseif(NOT STRATA_GEMM STREQUAL "eigen")
+  message(FATAL_ERROR "STRATA_GEMM must be openblas or eigen (got '${STRATA_GEMM}')")
+endif()

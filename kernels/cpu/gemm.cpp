@@ -1,16 +1,13 @@
-// GEMM on Eigen 3.4 maps: no copies of the operands, row-major maps with outer
-// strides, transposes expressed as Eigen expressions so that Eigen's packed,
-// cache-blocked kernel (AVX-512 FMA under -march=native) does the work. Threads
-// are ours, not Eigen's: C is cut into one static panel per thread (rows when C
-// is tall, columns when wide; edges on multiples of 48 rows or 16 columns, Eigen's
-// register block), and each thread runs Eigen serially on its panel, packing the
-// shared operand itself (an extra O(K x N) read per thread, negligible against
-// O(M x N x K / threads) FLOPs). Why not Eigen's own threading: it synchronises
-// the threads once per cache block, so on oversubscribed cores (CI, shared dev
-// machines) every descheduled thread stalls the others; panels meet once, at the
-// end (the shared dev box was too noisy to measure the difference either way;
-// the provider measurement is in docs/kernels.md). Products under 128^3 run on one thread (waking a second
-// costs more than it saves), and so does a call from inside a parallel region (batched callers).
+// GEMM: one entry point for matmul, linear, conv and sdpa. C is cut into one
+// static panel per thread (rows when C is tall, columns when wide; edges on
+// multiples of 48 rows or 16 columns) and each thread runs the provider serially
+// on its panel; panels meet once, at the end, so a descheduled thread on a busy
+// machine stalls nobody mid-product. Products under 2 x 128^3 FLOPs run on one
+// thread, and so does a call from inside a parallel region (batched callers).
+// The provider is chosen at build time by measurement (STRATA_GEMM, docs/kernels.md):
+// OpenBLAS's sgemm kernel (default; 2048^3 at 294 GFLOP/s = 62% of the 2-core
+// fp32 peak here, Eigen 266) or Eigen 3.4 on row-major maps (no operand copies;
+// transposes as Eigen expressions).
 #include "kernels/cpu/gemm.h"
 
 #include <algorithm>
@@ -21,6 +18,10 @@
 #include <Eigen/Core>
 
 #include "kernels/parallel.h"
+
+#if defined(STRATA_GEMM_OPENBLAS)
+#include <cblas.h>
+#endif
 
 namespace strata::cpu {
 namespace {
@@ -58,6 +59,12 @@ void serial_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, fl
       cm *= beta;
     return;
   }
+#if defined(STRATA_GEMM_OPENBLAS)
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+              static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
+              static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
+  return;
+#endif
   ConstMap am(a, trans_a ? k : m, trans_a ? m : k, Eigen::OuterStride<>(lda));
   ConstMap bm(b, trans_b ? n : k, trans_b ? k : n, Eigen::OuterStride<>(ldb));
   if (!trans_a && !trans_b)
@@ -81,8 +88,17 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
   // use (a batched caller's first call may come from a worker), and again from
   // top-level calls in case someone (strata-bench's Eigen column) changed it.
   static std::once_flag eigen_serial;
-  std::call_once(eigen_serial, [] { Eigen::setNbThreads(1); });
+  // the panels are our threads: Eigen and OpenBLAS each run one thread per call
+  std::call_once(eigen_serial, [] {
+    Eigen::setNbThreads(1);
+#if defined(STRATA_GEMM_OPENBLAS)
+    openblas_set_num_threads(1);
+#endif
+  });
   if (!nested && Eigen::nbThreads() != 1) Eigen::setNbThreads(1);
+#if defined(STRATA_GEMM_OPENBLAS)
+  if (!nested && openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+#endif
   double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   // under kGemmParallelFlops (2 x 128^3) waking a second thread costs more than it saves
   if (threads <= 1 || nested || flops < static_cast<double>(kGemmParallelFlops)) {
