@@ -59,6 +59,7 @@ void RunLog::progress(const ProgressInfo& p) {
   if (n > 0 && n < static_cast<int>(sizeof line))
     std::snprintf(line + n, sizeof line - static_cast<size_t>(n), " eta %s", format_duration(p.eta_seconds).c_str());
   std::fprintf(log_, "%s\n", line);
+  std::fflush(log_);  // people tail train.log; a line every logging.every_steps is cheap
   if (console_ == ConsoleMode::off) return;
   if (tty_) {
     std::fprintf(stdout, "\r\033[K%s", line);
@@ -66,6 +67,7 @@ void RunLog::progress(const ProgressInfo& p) {
     redrawing_ = true;
   } else {
     std::fprintf(stdout, "%s\n", line);
+    std::fflush(stdout);
   }
 }
 
