@@ -22,11 +22,6 @@ namespace strata {
 
 namespace {
 
-double now() {
-  using namespace std::chrono;
-  return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
-
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& c, NamedTensors params) {
   if (c.name == "sgd") {
     SGDOptions o;

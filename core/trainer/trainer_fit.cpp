@@ -26,11 +26,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-double now() {
-  using namespace std::chrono;
-  return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
-
 void collect_dropouts(const Module& m, const std::string& prefix, std::vector<std::pair<std::string, Dropout*>>& out) {
   for (auto& [name, child] : m.named_children()) {
     std::string path = prefix.empty() ? name : prefix + "." + name;
