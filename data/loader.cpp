@@ -80,9 +80,15 @@ int64_t Loader::batches_per_epoch() const {
 }
 
 int64_t Loader::required_cache_bytes(int64_t epoch) const {
-  StagingPlan plan(rank_order_of(epoch, 0), cache_->manifest());
+  return node_cache_need(StagingPlan(rank_order_of(epoch, 0), cache_->manifest()));
+}
+
+int64_t Loader::node_cache_need(const StagingPlan& plan) const {
   int64_t in_use = plan.max_bytes_in_span(static_cast<int64_t>(ring()) * opts_.batch_size);
-  return (in_use + opts_.lookahead_bytes) * std::max(opts_.local_ranks, 1);
+  // a cache that holds the whole dataset never has to wait for an eviction
+  int64_t whole = cache_->manifest().total_bytes();
+  int64_t per_rank = std::min(in_use + opts_.lookahead_bytes, whole);
+  return std::min(per_rank * std::max(opts_.local_ranks, 1), whole);
 }
 
 void Loader::check_capacity(int64_t need, int64_t epoch) const {
@@ -91,7 +97,7 @@ void Loader::check_capacity(int64_t need, int64_t epoch) const {
                       std::to_string(need) + " bytes that must be in the cache at once in epoch " +
                       std::to_string(epoch) + " (look-ahead " + std::to_string(opts_.lookahead_bytes) +
                       " + shards in use by " + std::to_string(ring()) + " batches, x" +
-                      std::to_string(opts_.local_ranks) + " local ranks)");
+                      std::to_string(opts_.local_ranks) + " local ranks, at most the whole dataset)");
 }
 
 void Loader::start_at(int64_t epoch, int64_t step) {
@@ -105,9 +111,7 @@ void Loader::start_at(int64_t epoch, int64_t step) {
     order = rank_order_of(epoch, step);
   }
   StagingPlan plan(order, cache_->manifest());
-  check_capacity((plan.max_bytes_in_span(static_cast<int64_t>(ring()) * opts_.batch_size) + opts_.lookahead_bytes) *
-                     std::max(opts_.local_ranks, 1),
-                 epoch);
+  check_capacity(node_cache_need(plan), epoch);
   epoch_ = epoch;
   start_step_ = step;
   started_ = true;

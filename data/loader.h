@@ -45,6 +45,7 @@ struct LoaderOptions {
 std::filesystem::path dataset_cache_dir(const std::filesystem::path& root, const std::string& url);
 
 class PrefetchPipeline;
+class StagingPlan;
 
 class Loader : public strata::BatchSource {
  public:
@@ -79,6 +80,7 @@ class Loader : public strata::BatchSource {
   OrderOptions order_options() const;
   std::vector<SampleRef> rank_order_of(int64_t epoch, int64_t first_step) const;
   int ring() const;
+  int64_t node_cache_need(const StagingPlan& plan) const;
 
   LoaderOptions opts_;
   std::unique_ptr<Source> source_;

@@ -279,31 +279,32 @@ void ShardCache::download_verified(const ShardInfo& shard) {
 }
 
 ShardCache::Pin ShardCache::acquire(const ShardInfo& shard) {
+  // Two locks per shard. The pin lock is held shared for as long as the shard is
+  // in use (an evictor needs it exclusively). The download lock is held
+  // exclusively only while downloading, so one process per node downloads and the
+  // others wait for that download -- never for another process's pin. (Waiting
+  // for an exclusive pin lock instead deadlocks data-parallel ranks: a rank that
+  // holds a pin while it waits in an allreduce for the rank that wants the lock.)
   Pin pin;
   pin.path_ = shard_path(shard.name);
   pin.lock_ = FileLock(lock_path(shard.name));
-  for (;;) {
-    pin.lock_.lock_shared();
-    if (fs::exists(pin.path_)) {
-      stats_.hits++;
-      return pin;
-    }
-    // Not cached: become the downloader, or wait for the one who is.
-    pin.lock_.unlock();
-    pin.lock_.lock_exclusive();
-    if (!fs::exists(pin.path_)) {
-      stats_.misses++;
-      download_verified(shard);
-      pin.lock_.lock_shared();  // EX -> SH keeps it pinned for us
-      if (fs::exists(pin.path_)) return pin;
-      continue;
-    }
-    pin.lock_.lock_shared();
-    if (fs::exists(pin.path_)) {
-      stats_.hits++;
-      return pin;
-    }
+  pin.lock_.lock_shared();
+  if (fs::exists(pin.path_)) {
+    stats_.hits++;
+    return pin;
   }
+  FileLock download(opts_.dir / ".locks" / (escape_shard_name(shard.name) + ".download"));
+  download.lock_exclusive();
+  if (fs::exists(pin.path_)) {  // another process downloaded it meanwhile
+    stats_.hits++;
+    return pin;
+  }
+  stats_.misses++;
+  download_verified(shard);
+  if (!fs::exists(pin.path_))
+    throw IoError("shard cache: " + shard.name + " is missing from " + pin.path_.parent_path().string() +
+                  " right after it was downloaded and verified");
+  return pin;
 }
 
 }  // namespace strata::data

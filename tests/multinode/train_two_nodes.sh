@@ -45,8 +45,9 @@ import json, sys
 one, two, shards = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), int(sys.argv[3])
 for k in ("test_accuracy", "test_loss", "steps", "epochs", "world_size"):
     assert one[k] == two[k], f"{k}: one namespace {one[k]}, two nodes {two[k]}"
-# train and test read the same dataset: per node, each shard once per dataset cache plus a manifest each
-per_node = 2 * (shards + 1)
+# train and test read the same dataset (one cache directory per dataset URL), so a node downloads
+# each shard once for both; summary.json counts shard downloads (the manifest fetch at start is not in it)
+per_node = shards
 assert one["remote_requests"] == per_node, f"one node made {one['remote_requests']} requests, expected {per_node}"
 assert two["remote_requests"] == 2 * per_node, f"two nodes made {two['remote_requests']} requests, expected {2 * per_node}"
 print(f"train_two_nodes: test_accuracy {two['test_accuracy']} in both; remote requests one node "
