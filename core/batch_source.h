@@ -31,6 +31,10 @@ struct HostArray {
 struct HostBatch {
   std::vector<HostArray> fields;
   int64_t size = 0;  // samples in this batch
+  // The first `valid` samples are real; the rest repeat earlier ones to pad the
+  // last global batch (evaluation counts only the valid ones). -1 = all valid.
+  int64_t valid = -1;
+  int64_t valid_count() const { return valid < 0 ? size : valid; }
 
   const HostArray& field(const std::string& name) const {
     for (auto& f : fields)

@@ -152,9 +152,17 @@ EvalResult Trainer::evaluate(BatchSource& src) {
   while (src.next(b)) {
     BatchTensors t = batch_to_tensors(b, input_field_, label_field_, sample_shape_);
     Tensor logits = cast((*model_)(t.input), DType::f32);
-    loss_sum += cross_entropy(logits, t.labels).item() * static_cast<double>(t.labels.numel());
+    int64_t valid = b.valid_count();
+    if (valid < t.labels.numel()) {  // drop the padding rows of the last global batch
+      if (valid == 0) continue;
+      logits = slice(logits, 0, 0, valid);
+      auto l = t.labels.to_i64_vector();
+      l.resize(static_cast<size_t>(valid));
+      t.labels = Tensor::from_vector_i64(l, {valid});
+    }
+    loss_sum += cross_entropy(logits, t.labels).item() * static_cast<double>(valid);
     count_hits(logits, t.labels, &top1, &top5);
-    n += t.labels.numel();
+    n += valid;
   }
   model_->train(was_training);
   auto s = allreduce_sums({loss_sum, static_cast<double>(top1), static_cast<double>(top5), static_cast<double>(n)});

@@ -422,3 +422,29 @@ TEST(Loader, DatasetsWithTheSameShardNamesDoNotShareCachedFiles) {
   ASSERT_EQ(la.size(), lb.size());
   for (size_t i = 0; i < la.size(); ++i) ASSERT_EQ(lb[i], (la[i] + 1) % 10) << "sample " << i << " came from the other dataset";
 }
+
+// With Remainder::kPad the last global batch repeats samples; each batch says how
+// many of its rows are real, so evaluation counts every sample exactly once.
+TEST(Loader, PaddedRowsAreMarkedInvalid) {
+  auto root = scratch_dir("valid");
+  const int world = 3;
+  int64_t valid_total = 0, rows = 0;
+  for (int r = 0; r < world; ++r) {
+    LoaderOptions o = base_options(fmnist_dir(), root / "cache", 400'000'000);
+    o.remainder = Remainder::kPad;
+    o.rank = r;
+    o.world_size = world;
+    o.batch_size = 64;  // global 192: 60000 = 312 * 192 + 96
+    Loader l(o);
+    l.start_epoch(0);
+    strata::HostBatch b;
+    while (l.next(b)) {
+      ASSERT_GE(b.valid_count(), 0);
+      ASSERT_LE(b.valid_count(), b.size);
+      valid_total += b.valid_count();
+      rows += b.size;
+    }
+  }
+  EXPECT_EQ(valid_total, 60000) << "every sample counted once";
+  EXPECT_EQ(rows, 313 * 192) << "the last global batch is padded to full size";
+}
