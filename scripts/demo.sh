@@ -10,7 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-scripts/setup.sh >/dev/null
+mkdir -p runs
+echo "[demo] installing what is missing and building (log: runs/setup.log)"
+scripts/setup.sh >runs/setup.log 2>&1 || { tail -40 runs/setup.log; echo "[demo] setup failed (runs/setup.log)"; exit 1; }
 
 SRC=/usr/share/datasets/fashion-mnist
 STORE=runs/data/fashion-mnist
