@@ -116,7 +116,8 @@ class Connection {
       buf.erase(0, end + 4);
       const std::string h = lower(head);
       size_t body = 0;
-      if (auto p = h.find("\r\ncontent-length:"); p != std::string::npos) body = std::strtoull(h.c_str() + p + 17, nullptr, 10);
+      if (auto p = h.find("\r\ncontent-length:"); p != std::string::npos)
+        body = std::strtoull(h.c_str() + p + 17, nullptr, 10);
       const bool expect = h.find("\r\nexpect: 100-continue") != std::string::npos;
       const int n = ++request_count;
       if (h.find("\r\ntransfer-encoding: chunked") != std::string::npos) {
@@ -194,10 +195,12 @@ class Connection {
 
   void reply(int status, const std::string& code, const std::string& message, bool close) {
     const std::string id = "strata-proxy-" + std::to_string(request_count.load());
-    const std::string body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>" + code + "</Code><Message>" +
-                             message + "</Message><RequestId>" + id + "</RequestId></Error>";
-    const std::string resp = "HTTP/1.1 " + std::to_string(status) + " Injected\r\nContent-Type: application/xml\r\n" +
-                             "x-amz-request-id: " + id + "\r\nContent-Length: " + std::to_string(body.size()) +
+    const std::string body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>" + code +
+                             "</Code><Message>" + message + "</Message><RequestId>" + id +
+                             "</RequestId></Error>";
+    const std::string resp = "HTTP/1.1 " + std::to_string(status) +
+                             " Injected\r\nContent-Type: application/xml\r\n" + "x-amz-request-id: " + id +
+                             "\r\nContent-Length: " + std::to_string(body.size()) +
                              "\r\nConnection: " + (close ? "close" : "keep-alive") + "\r\n\r\n" + body;
     std::lock_guard<std::mutex> lock(write_mu_);
     send_all(client_, resp.data(), resp.size());
@@ -227,14 +230,22 @@ int parse_args(int argc, char** argv) {
     if (i + 1 >= argc) return std::fprintf(stderr, "strata-proxy: %s needs a value\n", a.c_str()), 2;
     const std::string v = argv[++i];
     bool ok = true;
-    if (a == "--listen") ok = parse_hostport(v, cfg.listen_host, cfg.listen_port);
-    else if (a == "--target") ok = parse_hostport(v, cfg.target_host, cfg.target_port);
-    else if (a == "--delay-ms") cfg.delay_ms = std::atoi(v.c_str());
-    else if (a == "--fail-first") cfg.fail_first = std::atoi(v.c_str());
-    else if (a == "--fail-status") cfg.fail_status = std::atoi(v.c_str());
-    else if (a == "--drop-first") cfg.drop_first = std::atoi(v.c_str());
-    else return std::fprintf(stderr, "strata-proxy: unknown option %s (see --help)\n", a.c_str()), 2;
-    if (!ok) return std::fprintf(stderr, "strata-proxy: %s needs HOST:PORT, got '%s'\n", a.c_str(), v.c_str()), 2;
+    if (a == "--listen")
+      ok = parse_hostport(v, cfg.listen_host, cfg.listen_port);
+    else if (a == "--target")
+      ok = parse_hostport(v, cfg.target_host, cfg.target_port);
+    else if (a == "--delay-ms")
+      cfg.delay_ms = std::atoi(v.c_str());
+    else if (a == "--fail-first")
+      cfg.fail_first = std::atoi(v.c_str());
+    else if (a == "--fail-status")
+      cfg.fail_status = std::atoi(v.c_str());
+    else if (a == "--drop-first")
+      cfg.drop_first = std::atoi(v.c_str());
+    else
+      return std::fprintf(stderr, "strata-proxy: unknown option %s (see --help)\n", a.c_str()), 2;
+    if (!ok)
+      return std::fprintf(stderr, "strata-proxy: %s needs HOST:PORT, got '%s'\n", a.c_str(), v.c_str()), 2;
   }
   if (cfg.listen_port < 0 || cfg.target_port <= 0)
     return std::fprintf(stderr, "strata-proxy: --listen and --target are required (see --help)\n"), 2;
@@ -261,8 +272,8 @@ int main(int argc, char** argv) {
   if (::inet_pton(AF_INET, cfg.listen_host.c_str(), &a.sin_addr) != 1 ||
       ::bind(ls, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(ls, 128) != 0 ||
       ::getsockname(ls, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    std::fprintf(stderr, "strata-proxy: cannot listen on %s:%d: %s\n", cfg.listen_host.c_str(), cfg.listen_port,
-                 std::strerror(errno));
+    std::fprintf(stderr, "strata-proxy: cannot listen on %s:%d: %s\n", cfg.listen_host.c_str(),
+                 cfg.listen_port, std::strerror(errno));
     return 1;
   }
   std::printf("listening on %d\n", ntohs(a.sin_port));

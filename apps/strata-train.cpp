@@ -43,13 +43,15 @@ std::string default_run_dir(const std::string& config) {
   return "runs/" + fs::path(config).stem().string() + "-" + stamp;
 }
 
-data::LoaderOptions loader_options(const TrainConfig& c, const std::string& url, const Communicator& comm, bool train) {
+data::LoaderOptions loader_options(const TrainConfig& c, const std::string& url, const Communicator& comm,
+                                   bool train) {
   data::LoaderOptions o;
   o.url = url;
   const char* cache_env = std::getenv("STRATA_CACHE_DIR");
   o.cache_dir = cache_env && *cache_env ? cache_env : c.data.cache_dir;
   o.cache_bytes = c.data.cache_bytes;
-  o.lifetime = c.data.cache_lifetime == "persistent" ? data::CacheLifetime::kPersistent : data::CacheLifetime::kJob;
+  o.lifetime =
+      c.data.cache_lifetime == "persistent" ? data::CacheLifetime::kPersistent : data::CacheLifetime::kJob;
   o.seed = static_cast<uint64_t>(c.seed);
   o.rank = comm.rank();
   o.world_size = comm.size();
@@ -110,8 +112,10 @@ int run(int argc, char** argv) {
   if (cfg.data.train_url.empty()) throw ConfigError(config + ": data.train_url is required");
   data::Loader train(loader_options(cfg, cfg.data.train_url, *comm, true));
   std::unique_ptr<data::Loader> test, val;
-  if (!cfg.data.test_url.empty()) test = std::make_unique<data::Loader>(loader_options(cfg, cfg.data.test_url, *comm, false));
-  if (!cfg.data.val_url.empty()) val = std::make_unique<data::Loader>(loader_options(cfg, cfg.data.val_url, *comm, false));
+  if (!cfg.data.test_url.empty())
+    test = std::make_unique<data::Loader>(loader_options(cfg, cfg.data.test_url, *comm, false));
+  if (!cfg.data.val_url.empty())
+    val = std::make_unique<data::Loader>(loader_options(cfg, cfg.data.val_url, *comm, false));
 
   const auto& image = train.manifest().field("image");
   std::vector<int64_t> sample_shape = image.shape;
@@ -139,23 +143,27 @@ int run(int argc, char** argv) {
     trainer.set_buffer_sync([&ddp] { ddp->sync_buffers(); });
   }
   if (comm->rank() == 0)
-    std::printf("strata-train: %s, %ld parameters, %s, %d rank(s), run directory %s\n", cfg.model.name.c_str(),
-                static_cast<long>(model->num_parameters()), cfg.precision.dtype.c_str(), comm->size(), run_dir.c_str());
+    std::printf("strata-train: %s, %ld parameters, %s, %d rank(s), run directory %s\n",
+                cfg.model.name.c_str(), static_cast<long>(model->num_parameters()),
+                cfg.precision.dtype.c_str(), comm->size(), run_dir.c_str());
   TrainSummary s = trainer.fit(train, val.get(), test.get());
   if (comm->rank() == 0) {
     if (s.interrupted_by_signal) {
-      std::printf("interrupted at step %ld; resume with checkpoint.resume=auto --run-dir %s\n", static_cast<long>(s.steps),
-                  run_dir.c_str());
+      std::printf("interrupted at step %ld; resume with checkpoint.resume=auto --run-dir %s\n",
+                  static_cast<long>(s.steps), run_dir.c_str());
     } else {
-      std::printf("test accuracy %.4f  test loss %.4f  (%ld epochs, %ld steps, %.0f samples/s, data wait %.2f%%%s)\n",
-                  s.test_accuracy, s.test_loss, static_cast<long>(s.epochs), static_cast<long>(s.steps),
-                  s.samples_per_second, 100 * s.data_wait_fraction, s.stopped_early ? ", stopped early" : "");
+      std::printf(
+          "test accuracy %.4f  test loss %.4f  (%ld epochs, %ld steps, %.0f samples/s, data wait %.2f%%%s)\n",
+          s.test_accuracy, s.test_loss, static_cast<long>(s.epochs), static_cast<long>(s.steps),
+          s.samples_per_second, 100 * s.data_wait_fraction, s.stopped_early ? ", stopped early" : "");
     }
     if (bucketed && bucketed->stats().steps > 0) {
       const GradSyncStats& g = bucketed->stats();
-      std::printf("gradient sync: %zu bucket(s), %ld steps, comm %.3f s, waited after backward %.3f s (%.0f%% hidden)\n",
-                  bucketed->num_buckets(), static_cast<long>(g.steps), g.comm_seconds, g.wait_seconds,
-                  g.comm_seconds > 0 ? 100.0 * std::max(0.0, 1.0 - g.wait_seconds / g.comm_seconds) : 0.0);
+      std::printf(
+          "gradient sync: %zu bucket(s), %ld steps, comm %.3f s, waited after backward %.3f s (%.0f%% "
+          "hidden)\n",
+          bucketed->num_buckets(), static_cast<long>(g.steps), g.comm_seconds, g.wait_seconds,
+          g.comm_seconds > 0 ? 100.0 * std::max(0.0, 1.0 - g.wait_seconds / g.comm_seconds) : 0.0);
     }
     std::printf("run directory: %s\n", run_dir.c_str());
   }

@@ -74,7 +74,8 @@ STRATA_BENCH(ddp, "data-parallel step: bucketed overlap vs plain allreduce vs no
   const int threads = std::stoi(bench::option(args, "--threads", "1"));
   BucketOptions bo;
   bo.bucket_bytes = static_cast<size_t>(std::stod(bench::option(args, "--bucket-mb", "25")) * (1 << 20));
-  bo.first_bucket_bytes = static_cast<size_t>(std::stod(bench::option(args, "--first-bucket-mb", "1")) * (1 << 20));
+  bo.first_bucket_bytes =
+      static_cast<size_t>(std::stod(bench::option(args, "--first-bucket-mb", "1")) * (1 << 20));
   set_num_threads(threads);
 
   MpiOptions polled_opts = MpiOptions::from_env();
@@ -126,7 +127,9 @@ STRATA_BENCH(ddp, "data-parallel step: bucketed overlap vs plain allreduce vs no
   if (bucketed_t) modes.insert(modes.begin() + 2, "bucketed+t");
   std::map<std::string, Samples> res;
   auto step = [&](const std::string& mode, bool record) {
-    BucketedGradientSync* b = mode == "bucketed" ? bucketed.get() : mode == "bucketed+t" ? bucketed_t.get() : nullptr;
+    BucketedGradientSync* b = mode == "bucketed"     ? bucketed.get()
+                              : mode == "bucketed+t" ? bucketed_t.get()
+                                                     : nullptr;
     GradSyncStats before = b ? b->stats() : GradSyncStats{};
     MPI_Barrier(MPI_COMM_WORLD);
     auto t0 = Clock::now();
@@ -160,32 +163,44 @@ STRATA_BENCH(ddp, "data-parallel step: bucketed overlap vs plain allreduce vs no
 
   if (comm.rank() == 0) {
     int hw = static_cast<int>(std::thread::hardware_concurrency());
-    std::printf("strata-bench ddp: %d ranks (%s), MLP %ld-", comm.size(), comm.backend().c_str(), static_cast<long>(in));
+    std::printf("strata-bench ddp: %d ranks (%s), MLP %ld-", comm.size(), comm.backend().c_str(),
+                static_cast<long>(in));
     for (auto h : hidden) std::printf("%ld-", static_cast<long>(h));
-    std::printf("10 = %.1fM parameters (%.1f MB of FP32 gradients), batch %ld per rank, %d compute thread(s) per rank\n",
-                static_cast<double>(model->num_parameters()) / 1e6, static_cast<double>(model->num_parameters()) * 4 / 1048576.0,
-                static_cast<long>(batch), threads);
-    std::printf("buckets: %zu (first <= %.1f MB, then <= %.1f MB); %d rounds x %d steps per mode, interleaved; medians of the slowest rank\n",
-                bucketed->num_buckets(), bo.first_bucket_bytes / 1048576.0, bo.bucket_bytes / 1048576.0, rounds, steps);
-    std::printf("allreduce of all gradients alone (blocking, no compute): %.1f ms\n", median(comm_alone) * 1e3);
-    std::printf("%-11s %9s %9s %12s %9s %7s %9s %9s\n", "mode", "step ms", "bwd ms", "wait-after", "comm ms", "hidden",
-                "/nosync", "/plain");
+    std::printf(
+        "10 = %.1fM parameters (%.1f MB of FP32 gradients), batch %ld per rank, %d compute thread(s) per "
+        "rank\n",
+        static_cast<double>(model->num_parameters()) / 1e6,
+        static_cast<double>(model->num_parameters()) * 4 / 1048576.0, static_cast<long>(batch), threads);
+    std::printf(
+        "buckets: %zu (first <= %.1f MB, then <= %.1f MB); %d rounds x %d steps per mode, interleaved; "
+        "medians of the slowest rank\n",
+        bucketed->num_buckets(), bo.first_bucket_bytes / 1048576.0, bo.bucket_bytes / 1048576.0, rounds,
+        steps);
+    std::printf("allreduce of all gradients alone (blocking, no compute): %.1f ms\n",
+                median(comm_alone) * 1e3);
+    std::printf("%-11s %9s %9s %12s %9s %7s %9s %9s\n", "mode", "step ms", "bwd ms", "wait-after", "comm ms",
+                "hidden", "/nosync", "/plain");
     double base = median(res["nosync"].step), pl = median(res["plain"].step);
     for (auto& m : modes) {
       auto& s = res[m];
       double st = median(s.step), w = median(s.wait), c = median(s.comm);
       char hidden_txt[16] = "-";
-      if (m != "nosync") std::snprintf(hidden_txt, sizeof hidden_txt, "%.2f", c > 0 ? std::max(0.0, 1.0 - w / c) : 0.0);
-      std::printf("%-11s %9.1f %9.1f %12.1f %9.1f %7s %9.2f %9.2f\n", m.c_str(), st * 1e3, median(s.backward) * 1e3,
-                  w * 1e3, c * 1e3, hidden_txt, st / base, st / pl);
+      if (m != "nosync")
+        std::snprintf(hidden_txt, sizeof hidden_txt, "%.2f", c > 0 ? std::max(0.0, 1.0 - w / c) : 0.0);
+      std::printf("%-11s %9.1f %9.1f %12.1f %9.1f %7s %9.2f %9.2f\n", m.c_str(), st * 1e3,
+                  median(s.backward) * 1e3, w * 1e3, c * 1e3, hidden_txt, st / base, st / pl);
     }
-    std::printf("sync overhead per step (step - nosync): bucketed %.1f ms", (median(res["bucketed"].step) - base) * 1e3);
+    std::printf("sync overhead per step (step - nosync): bucketed %.1f ms",
+                (median(res["bucketed"].step) - base) * 1e3);
     if (bucketed_t) std::printf(", bucketed+t %.1f ms", (median(res["bucketed+t"].step) - base) * 1e3);
     std::printf(", plain %.1f ms\n", (pl - base) * 1e3);
-    std::printf("note: CPU-only machine with %d hardware thread(s): with %d ranks, compute and MPI's shared-memory copies "
-                "(and the progress thread) compete for the same cores, so \"hidden\" communication still takes core time "
-                "from backward; on GPUs with NCCL on a side stream the two use different engines.\n",
-                hw, comm.size());
+    std::printf(
+        "note: CPU-only machine with %d hardware thread(s): with %d ranks, compute and MPI's shared-memory "
+        "copies "
+        "(and the progress thread) compete for the same cores, so \"hidden\" communication still takes core "
+        "time "
+        "from backward; on GPUs with NCCL on a side stream the two use different engines.\n",
+        hw, comm.size());
   }
   return 0;
 }

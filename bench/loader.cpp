@@ -7,11 +7,12 @@
 // of time the consumer waited for data (epoch 1 = cold cache, later epochs =
 // steady state) and remote requests. --warm instead measures sample bytes/s
 // delivered from a warm cache (step 0) beside the disk's O_DIRECT sequential read.
+#include "data/loader.h"
+
 #include <cstdio>
 #include <map>
 
 #include "core/error.h"
-#include "data/loader.h"
 #include "loader_peers.h"
 #include "registry.h"
 
@@ -31,9 +32,12 @@ Args parse(const std::vector<std::string>& a) {
   Args r;
   for (size_t i = 0; i < a.size(); ++i) {
     if (a[i].rfind("--", 0) != 0) throw strata::ConfigError("unexpected argument '" + a[i] + "'");
-    if (a[i] == "--warm" || a[i] == "--help") r.kv[a[i]] = "1";
-    else if (i + 1 < a.size()) r.kv[a[i]] = a[i + 1], ++i;
-    else throw strata::ConfigError(a[i] + " needs a value");
+    if (a[i] == "--warm" || a[i] == "--help")
+      r.kv[a[i]] = "1";
+    else if (i + 1 < a.size())
+      r.kv[a[i]] = a[i + 1], ++i;
+    else
+      throw strata::ConfigError(a[i] + " needs a value");
   }
   return r;
 }
@@ -57,8 +61,8 @@ const char* kHelp = R"(usage: strata-bench loader --url URL [options]
 )";
 
 void print_row(const char* mode, int epoch, const EpochFigures& f) {
-  std::printf("%-9s epoch %d  %9.0f samples/s  data-wait %6.2f%%  remote requests %6ld  remote MB %7.1f\n", mode,
-              epoch, f.samples / f.seconds, 100.0 * f.wait / f.seconds, static_cast<long>(f.requests),
+  std::printf("%-9s epoch %d  %9.0f samples/s  data-wait %6.2f%%  remote requests %6ld  remote MB %7.1f\n",
+              mode, epoch, f.samples / f.seconds, 100.0 * f.wait / f.seconds, static_cast<long>(f.requests),
               f.bytes / 1e6);
 }
 
@@ -92,13 +96,15 @@ int run_warm(LoaderOptions o, const Args& a, int64_t dataset_bytes) {
     Loader loader(w);
     strata::HostBatch b;
     loader.start_epoch(0);
-    while (loader.next(b)) {}
+    while (loader.next(b)) {
+    }
     int64_t in_bytes = 0, out_bytes = 0, samples = 0, requests = 0;
     const double cpu0 = cpu_seconds();
     auto t0 = Clock::now();
     for (int e = 1; e <= epochs; ++e) {
       loader.start_epoch(e);
-      while (loader.next(b)) {}
+      while (loader.next(b)) {
+      }
       auto m = loader.metrics();
       out_bytes += m.sample_bytes;
       samples += m.samples;
@@ -107,14 +113,15 @@ int run_warm(LoaderOptions o, const Args& a, int64_t dataset_bytes) {
     double s = since(t0);
     const double cpu = cpu_seconds() - cpu0;
     for (auto& f : loader.manifest().schema) in_bytes += f.bytes_per_sample() * samples;
-    std::printf("warm cache, normalise %-3s: %.2f GB/s of sample bytes read (%.2f GB/s written into batches), "
-                "%.0f samples/s, %ld remote requests over %d epochs; disk O_DIRECT sequential read %.2f GB/s "
-                "(ratio %.2f)\n",
-                norm ? "on" : "off", in_bytes / s / 1e9, out_bytes / s / 1e9, samples / s,
-                static_cast<long>(requests), epochs, disk, in_bytes / s / 1e9 / disk);
+    std::printf(
+        "warm cache, normalise %-3s: %.2f GB/s of sample bytes read (%.2f GB/s written into batches), "
+        "%.0f samples/s, %ld remote requests over %d epochs; disk O_DIRECT sequential read %.2f GB/s "
+        "(ratio %.2f)\n",
+        norm ? "on" : "off", in_bytes / s / 1e9, out_bytes / s / 1e9, samples / s,
+        static_cast<long>(requests), epochs, disk, in_bytes / s / 1e9 / disk);
     // On a shared machine wall time includes waiting for a core; CPU time does not.
-    std::printf("  CPU: %.2f s for %.2f GB (%.2f GB per CPU-second; load average now %.1f)\n", cpu, in_bytes / 1e9,
-                in_bytes / 1e9 / cpu, load_average());
+    std::printf("  CPU: %.2f s for %.2f GB (%.2f GB per CPU-second; load average now %.1f)\n", cpu,
+                in_bytes / 1e9, in_bytes / 1e9 / cpu, load_average());
   }
   fs::remove_all(o.cache_dir);
   return 0;
@@ -122,7 +129,8 @@ int run_warm(LoaderOptions o, const Args& a, int64_t dataset_bytes) {
 
 }  // namespace
 
-STRATA_BENCH(loader, "staging loader vs a per-sample loader and no look-ahead (samples/s, data-wait, requests)") {
+STRATA_BENCH(loader,
+             "staging loader vs a per-sample loader and no look-ahead (samples/s, data-wait, requests)") {
   Args a = parse(args);
   if (a.has("--help") || !a.has("--url")) {
     std::fputs(kHelp, a.has("--help") ? stdout : stderr);
@@ -151,10 +159,11 @@ STRATA_BENCH(loader, "staging loader vs a per-sample loader and no look-ahead (s
                                       : 2 * m.total_bytes() + o.lookahead_bytes;
   int64_t sample_bytes = 0;
   for (auto& f : m.schema) sample_bytes += f.bytes_per_sample();
-  std::printf("dataset %s: %ld samples in %zu shards, %.1f MB; batch %ld, step %.1f ms, cache %.1f MB, "
-              "look-ahead %.1f MB\n",
-              o.url.c_str(), static_cast<long>(m.total_samples()), m.shards.size(), m.total_bytes() / 1e6,
-              static_cast<long>(o.batch_size), step_ms, o.cache_bytes / 1e6, o.lookahead_bytes / 1e6);
+  std::printf(
+      "dataset %s: %ld samples in %zu shards, %.1f MB; batch %ld, step %.1f ms, cache %.1f MB, "
+      "look-ahead %.1f MB\n",
+      o.url.c_str(), static_cast<long>(m.total_samples()), m.shards.size(), m.total_bytes() / 1e6,
+      static_cast<long>(o.batch_size), step_ms, o.cache_bytes / 1e6, o.lookahead_bytes / 1e6);
   if (a.has("--warm")) return run_warm(o, a, m.total_bytes());
 
   // (a) the naive per-sample loader, on a prefix of the data (it is slow)
@@ -189,17 +198,23 @@ STRATA_BENCH(loader, "staging loader vs a per-sample loader and no look-ahead (s
   };
   auto s1 = steady(r1), s0 = steady(r0);
   std::printf("\nsummary (epoch 1 = cold cache; steady = epochs 2..%d):\n", epochs);
-  std::printf("  loader   epoch 1: %.0f samples/s, data-wait %.2f%%, %ld requests; steady: data-wait %.2f%%, %ld requests\n",
-              r1[0].samples / r1[0].seconds, 100 * r1[0].wait / r1[0].seconds, static_cast<long>(r1[0].requests),
-              s1.seconds > 0 ? 100 * s1.wait / s1.seconds : 0.0, static_cast<long>(s1.requests));
-  std::printf("  no-ahead epoch 1: %.0f samples/s, data-wait %.2f%%, %ld requests; steady: data-wait %.2f%%, %ld requests\n",
-              r0[0].samples / r0[0].seconds, 100 * r0[0].wait / r0[0].seconds, static_cast<long>(r0[0].requests),
-              s0.seconds > 0 ? 100 * s0.wait / s0.seconds : 0.0, static_cast<long>(s0.requests));
+  std::printf(
+      "  loader   epoch 1: %.0f samples/s, data-wait %.2f%%, %ld requests; steady: data-wait %.2f%%, %ld "
+      "requests\n",
+      r1[0].samples / r1[0].seconds, 100 * r1[0].wait / r1[0].seconds, static_cast<long>(r1[0].requests),
+      s1.seconds > 0 ? 100 * s1.wait / s1.seconds : 0.0, static_cast<long>(s1.requests));
+  std::printf(
+      "  no-ahead epoch 1: %.0f samples/s, data-wait %.2f%%, %ld requests; steady: data-wait %.2f%%, %ld "
+      "requests\n",
+      r0[0].samples / r0[0].seconds, 100 * r0[0].wait / r0[0].seconds, static_cast<long>(r0[0].requests),
+      s0.seconds > 0 ? 100 * s0.wait / s0.seconds : 0.0, static_cast<long>(s0.requests));
   std::printf("  naive    (%ld samples): %.0f samples/s, data-wait %.2f%%, %ld requests (%.2f per sample)\n",
-              static_cast<long>(naive.samples), naive.samples / naive.seconds, 100 * naive.wait / naive.seconds,
-              static_cast<long>(naive.requests), double(naive.requests) / naive.samples);
-  std::printf("  (samples/s also moves with how late the consumer's sleep wakes up on a busy machine;\n"
-              "   data-wait is the figure that compares the loaders)\n");
+              static_cast<long>(naive.samples), naive.samples / naive.seconds,
+              100 * naive.wait / naive.seconds, static_cast<long>(naive.requests),
+              double(naive.requests) / naive.samples);
+  std::printf(
+      "  (samples/s also moves with how late the consumer's sleep wakes up on a busy machine;\n"
+      "   data-wait is the figure that compares the loaders)\n");
   std::printf("  ratio loader/naive samples/s (epoch 1): %.1fx; loader/no-ahead (epoch 1): %.2fx\n",
               (r1[0].samples / r1[0].seconds) / (naive.samples / naive.seconds),
               (r1[0].samples / r1[0].seconds) / (r0[0].samples / r0[0].seconds));

@@ -32,22 +32,20 @@ struct EpochFigures {
   int64_t samples = 0, requests = 0, bytes = 0;
 };
 
-
 inline void step(double ms) {
   if (ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
 }
 
-
-
 // The naive peer: batch k = samples [k*B, (k+1)*B) of a seeded permutation, each
 // one GET of its own object; `threads` workers each fetch whole batches, at most
 // `threads` batches ahead of the consumer.
-inline EpochFigures run_naive(const std::string& url, const SourceOptions& so, int64_t samples, int64_t batch, int threads,
-                       double step_ms, int64_t total, int64_t sample_bytes) {
+inline EpochFigures run_naive(const std::string& url, const SourceOptions& so, int64_t samples, int64_t batch,
+                              int threads, double step_ms, int64_t total, int64_t sample_bytes) {
   std::vector<int64_t> perm(static_cast<size_t>(total));
   for (int64_t i = 0; i < total; ++i) perm[static_cast<size_t>(i)] = i;
   PlanRng rng(5);
-  for (int64_t i = total; i > 1; --i) std::swap(perm[static_cast<size_t>(i - 1)], perm[rng.below(static_cast<uint64_t>(i))]);
+  for (int64_t i = total; i > 1; --i)
+    std::swap(perm[static_cast<size_t>(i - 1)], perm[rng.below(static_cast<uint64_t>(i))]);
   const int64_t nb = samples / batch;
   std::mutex mu;
   std::condition_variable cv;
@@ -71,7 +69,8 @@ inline EpochFigures run_naive(const std::string& url, const SourceOptions& so, i
         try {
           for (int64_t i = 0; i < batch; ++i) {
             auto bytes = src->get("s/" + std::to_string(perm[static_cast<size_t>(k * batch + i)]));
-            std::memcpy(buf.data() + i * sample_bytes, bytes.data(), std::min<size_t>(bytes.size(), sample_bytes));
+            std::memcpy(buf.data() + i * sample_bytes, bytes.data(),
+                        std::min<size_t>(bytes.size(), sample_bytes));
           }
         } catch (...) {
           std::lock_guard<std::mutex> lk(mu);
@@ -110,15 +109,16 @@ inline EpochFigures run_naive(const std::string& url, const SourceOptions& so, i
 }
 
 // Uploads sample i (all fields, concatenated) as object "s/<i>" unless the last one exists.
-inline void ensure_naive_copy(const std::string& naive_url, const SourceOptions& so, ShardCache& cache, Source& src,
-                       int64_t count) {
+inline void ensure_naive_copy(const std::string& naive_url, const SourceOptions& so, ShardCache& cache,
+                              Source& src, int64_t count) {
   auto dst = open_source(naive_url, so);
   try {
     dst->head("s/" + std::to_string(count - 1));
     return;
   } catch (const strata::Error&) {
   }
-  std::printf("uploading %ld samples as single objects to %s ...\n", static_cast<long>(count), naive_url.c_str());
+  std::printf("uploading %ld samples as single objects to %s ...\n", static_cast<long>(count),
+              naive_url.c_str());
   std::fflush(stdout);
   const Manifest& m = cache.manifest();
   std::atomic<int64_t> next{0};
@@ -170,7 +170,8 @@ inline double disk_read_gbps(const fs::path& dir, int64_t mb) {
   int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) throw strata::IoError("cannot create " + p.string());
   for (int64_t w = 0; w < mb * (1 << 20); w += chunk)
-    if (::write(fd, buf, chunk) != static_cast<ssize_t>(chunk)) throw strata::IoError("short write to " + p.string());
+    if (::write(fd, buf, chunk) != static_cast<ssize_t>(chunk))
+      throw strata::IoError("short write to " + p.string());
   ::fsync(fd);
   ::close(fd);
   fd = ::open(p.c_str(), O_RDONLY | O_DIRECT);  // bypasses the page cache: the disk itself
@@ -184,6 +185,5 @@ inline double disk_read_gbps(const fs::path& dir, int64_t mb) {
   fs::remove(p);
   return total / s / 1e9;
 }
-
 
 }  // namespace strata::bench::loader_peers

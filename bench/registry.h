@@ -28,8 +28,7 @@ struct BenchRegistrar {
 
 }  // namespace strata::bench
 
-#define STRATA_BENCH(name, help)                                                          \
-  static int strata_bench_##name(const std::vector<std::string>& args);                   \
-  static ::strata::bench::BenchRegistrar strata_bench_reg_##name(#name, help,             \
-                                                                 strata_bench_##name);    \
+#define STRATA_BENCH(name, help)                                                                    \
+  static int strata_bench_##name(const std::vector<std::string>& args);                             \
+  static ::strata::bench::BenchRegistrar strata_bench_reg_##name(#name, help, strata_bench_##name); \
   static int strata_bench_##name(const std::vector<std::string>& args)

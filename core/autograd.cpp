@@ -47,10 +47,12 @@ void accumulate_into(Tensor& a, const Tensor& b) {
 
 void run_backward(const Tensor& root, const Tensor& grad_in) {
   if (!root.requires_grad())
-    throw Error("backward() on " + root.str() + ", which does not require grad (no parameter contributed to it)");
+    throw Error("backward() on " + root.str() +
+                ", which does not require grad (no parameter contributed to it)");
   Tensor grad = grad_in;
   if (!grad.defined()) {
-    if (root.numel() != 1) throw Error("backward() without a gradient needs a single-element tensor, got " + root.str());
+    if (root.numel() != 1)
+      throw Error("backward() without a gradient needs a single-element tensor, got " + root.str());
     grad = Tensor::ones(root.shape(), root.dtype());
   }
   if (!root.grad_fn()) {  // a leaf: its gradient is the seed
@@ -88,7 +90,8 @@ void run_backward(const Tensor& root, const Tensor& grad_in) {
   std::unordered_map<TensorImpl*, int> pending;
   for (Node* n : order)
     for (size_t i = 0; i < n->inputs.size(); ++i)
-      if (n->needs_grad[i] && n->inputs[i].defined() && !n->inputs[i].grad_fn() && n->inputs[i].requires_grad())
+      if (n->needs_grad[i] && n->inputs[i].defined() && !n->inputs[i].grad_fn() &&
+          n->inputs[i].requires_grad())
         ++pending[n->inputs[i].impl()];
   auto leaf_done = [&](Tensor& leaf) {
     if (--pending[leaf.impl()] == 0)
@@ -118,15 +121,18 @@ void run_backward(const Tensor& root, const Tensor& grad_in) {
       }
       if (in.grad_fn()) {
         auto& slot = grads[in.grad_fn().get()];
-        if (!slot.defined()) slot = gin[i];
+        if (!slot.defined())
+          slot = gin[i];
         else {
           if (slot.same(gin[i])) slot = slot.clone();
           accumulate_into(slot, gin[i]);
         }
       } else if (in.requires_grad()) {
         Tensor existing = in.grad();
-        if (!existing.defined()) in.set_grad(gin[i].dtype() == in.dtype() ? gin[i].contiguous() : gin[i].to(in.dtype()));
-        else accumulate_into(existing, gin[i]);
+        if (!existing.defined())
+          in.set_grad(gin[i].dtype() == in.dtype() ? gin[i].contiguous() : gin[i].to(in.dtype()));
+        else
+          accumulate_into(existing, gin[i]);
         leaf_done(in);
       }
     }

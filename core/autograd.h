@@ -19,8 +19,8 @@ class Node {
   // Drops saved tensors once backward has run.
   virtual void release() { inputs.clear(); }
 
-  std::vector<Tensor> inputs;     // the op's inputs (carry their own grad_fn)
-  std::vector<bool> needs_grad;   // per input
+  std::vector<Tensor> inputs;    // the op's inputs (carry their own grad_fn)
+  std::vector<bool> needs_grad;  // per input
 };
 
 // True while gradients are recorded on this thread (the default).

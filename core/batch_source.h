@@ -24,8 +24,14 @@ struct HostArray {
     for (auto d : shape) n *= d;
     return n;
   }
-  template <typename T> T* as() { return reinterpret_cast<T*>(bytes.data()); }
-  template <typename T> const T* as() const { return reinterpret_cast<const T*>(bytes.data()); }
+  template <typename T>
+  T* as() {
+    return reinterpret_cast<T*>(bytes.data());
+  }
+  template <typename T>
+  const T* as() const {
+    return reinterpret_cast<const T*>(bytes.data());
+  }
 };
 
 struct HostBatch {
@@ -48,7 +54,7 @@ struct HostBatch {
 
 // Per-epoch figures a source reports (the loader fills the remote/cache ones).
 struct DataMetrics {
-  double wait_seconds = 0;       // time the consumer spent blocked in next()
+  double wait_seconds = 0;  // time the consumer spent blocked in next()
   int64_t batches = 0;
   int64_t samples = 0;
   int64_t sample_bytes = 0;

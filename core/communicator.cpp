@@ -19,7 +19,8 @@ void SingleProcessCommunicator::allgather(const void* send, void* recv, size_t c
   if (send != recv) std::memmove(recv, send, count * dtype_size(dtype));
 }
 
-void SingleProcessCommunicator::reduce_scatter(const void* send, void* recv, size_t count, DType dtype, ReduceOp) {
+void SingleProcessCommunicator::reduce_scatter(const void* send, void* recv, size_t count, DType dtype,
+                                               ReduceOp) {
   if (send != recv) std::memmove(recv, send, count * dtype_size(dtype));
 }
 

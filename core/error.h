@@ -51,7 +51,7 @@ class CommError : public Error {
 
 }  // namespace strata
 
-#define STRATA_CHECK(cond, ErrType, msg)                                                      \
-  do {                                                                                         \
+#define STRATA_CHECK(cond, ErrType, msg)                                                                   \
+  do {                                                                                                     \
     if (!(cond)) throw ErrType(std::string(msg) + " (" + __FILE__ + ":" + std::to_string(__LINE__) + ")"); \
   } while (0)

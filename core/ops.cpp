@@ -24,7 +24,8 @@ class OpNode : public Node {
       grads[i] = Tensor::empty(inputs[i].shape(), inputs[i].dtype());
       gin[i] = grads[i].view();
     }
-    Tensor g = grad_out.dtype() == outputs[0].dtype() ? grad_out.contiguous() : grad_out.to(outputs[0].dtype());
+    Tensor g =
+        grad_out.dtype() == outputs[0].dtype() ? grad_out.contiguous() : grad_out.to(outputs[0].dtype());
     cpu_backward(op_, attrs_, in.data(), out.data(), g.view(), gin.data());
     return grads;
   }
@@ -67,7 +68,8 @@ std::vector<Tensor> run_op(Op op, const std::vector<Tensor>& inputs_in, const Op
   std::vector<Tensor> inputs;
   std::vector<OutputSpec> specs;
   for (size_t i = 0; i < inputs_in.size(); ++i) {
-    if (!inputs_in[i].defined()) throw Error(std::string(info.name) + ": input " + std::to_string(i) + " is undefined");
+    if (!inputs_in[i].defined())
+      throw Error(std::string(info.name) + ": input " + std::to_string(i) + " is undefined");
     inputs.push_back(inputs_in[i].contiguous());
     specs.push_back({inputs.back().shape(), inputs.back().dtype()});
   }
@@ -95,10 +97,22 @@ namespace {
 Tensor op1(Op op, std::vector<Tensor> in, const OpAttrs& a = {}) { return run_op(op, in, a)[0]; }
 }  // namespace
 
-Tensor add(const Tensor& a, const Tensor& b) { auto [x, y] = promote(a, b); return op1(Op::add, {x, y}); }
-Tensor sub(const Tensor& a, const Tensor& b) { auto [x, y] = promote(a, b); return op1(Op::sub, {x, y}); }
-Tensor mul(const Tensor& a, const Tensor& b) { auto [x, y] = promote(a, b); return op1(Op::mul, {x, y}); }
-Tensor div(const Tensor& a, const Tensor& b) { auto [x, y] = promote(a, b); return op1(Op::div, {x, y}); }
+Tensor add(const Tensor& a, const Tensor& b) {
+  auto [x, y] = promote(a, b);
+  return op1(Op::add, {x, y});
+}
+Tensor sub(const Tensor& a, const Tensor& b) {
+  auto [x, y] = promote(a, b);
+  return op1(Op::sub, {x, y});
+}
+Tensor mul(const Tensor& a, const Tensor& b) {
+  auto [x, y] = promote(a, b);
+  return op1(Op::mul, {x, y});
+}
+Tensor div(const Tensor& a, const Tensor& b) {
+  auto [x, y] = promote(a, b);
+  return op1(Op::div, {x, y});
+}
 Tensor relu(const Tensor& x) { return op1(Op::relu, {x}); }
 Tensor gelu(const Tensor& x) { return op1(Op::gelu, {x}); }
 Tensor tanh(const Tensor& x) { return op1(Op::tanh, {x}); }
@@ -118,7 +132,10 @@ Tensor mean(const Tensor& x, std::vector<int64_t> axes, bool keepdim) {
   return op1(Op::mean, {x}, a);
 }
 
-Tensor matmul(const Tensor& a, const Tensor& b) { auto [x, y] = promote(a, b); return op1(Op::matmul, {x, y}); }
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  auto [x, y] = promote(a, b);
+  return op1(Op::matmul, {x, y});
+}
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   if (x.dtype() != w.dtype() || x.dtype() != b.dtype())
     return op1(Op::linear, {cast(x, DType::f32), cast(w, DType::f32), cast(b, DType::f32)});
@@ -152,8 +169,12 @@ OpAttrs pool_attrs(int64_t kernel, int64_t stride, int64_t padding) {
 }
 }  // namespace
 
-Tensor max_pool2d(const Tensor& x, int64_t k, int64_t s, int64_t p) { return op1(Op::max_pool2d, {x}, pool_attrs(k, s, p)); }
-Tensor avg_pool2d(const Tensor& x, int64_t k, int64_t s, int64_t p) { return op1(Op::avg_pool2d, {x}, pool_attrs(k, s, p)); }
+Tensor max_pool2d(const Tensor& x, int64_t k, int64_t s, int64_t p) {
+  return op1(Op::max_pool2d, {x}, pool_attrs(k, s, p));
+}
+Tensor avg_pool2d(const Tensor& x, int64_t k, int64_t s, int64_t p) {
+  return op1(Op::avg_pool2d, {x}, pool_attrs(k, s, p));
+}
 Tensor global_avg_pool2d(const Tensor& x) { return op1(Op::global_avg_pool2d, {x}); }
 
 Tensor batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& running_mean,
@@ -228,7 +249,8 @@ Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
   std::vector<int64_t> order(static_cast<size_t>(x.dim()));
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
   int64_t n = x.dim();
-  std::swap(order[static_cast<size_t>(d0 < 0 ? d0 + n : d0)], order[static_cast<size_t>(d1 < 0 ? d1 + n : d1)]);
+  std::swap(order[static_cast<size_t>(d0 < 0 ? d0 + n : d0)],
+            order[static_cast<size_t>(d1 < 0 ? d1 + n : d1)]);
   return permute(x, order);
 }
 

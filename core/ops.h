@@ -39,7 +39,8 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& labels, double label_sm
 
 // convolution and pooling (NCHW)
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, int64_t stride = 1, int64_t padding = 0);
-Tensor max_pool2d(const Tensor& x, int64_t kernel, int64_t stride = 0, int64_t padding = 0);  // stride 0 = kernel
+Tensor max_pool2d(const Tensor& x, int64_t kernel, int64_t stride = 0,
+                  int64_t padding = 0);  // stride 0 = kernel
 Tensor avg_pool2d(const Tensor& x, int64_t kernel, int64_t stride = 0, int64_t padding = 0);
 Tensor global_avg_pool2d(const Tensor& x);
 

@@ -10,7 +10,7 @@ namespace strata {
 
 enum class Precision { fp32, fp16, bf16 };
 
-DType precision_dtype(Precision p);       // fp32 -> f32, fp16 -> f16, bf16 -> bf16
+DType precision_dtype(Precision p);                      // fp32 -> f32, fp16 -> f16, bf16 -> bf16
 Precision precision_from_name(const std::string& name);  // "fp32", "fp16", "bf16" (also f32/f16, float16 ...)
 const char* precision_name(Precision p);
 

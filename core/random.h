@@ -17,7 +17,9 @@ class Generator {
   }
   uint64_t next_u64() { return engine_(); }
   double uniform(double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(engine_); }
-  double normal(double mean, double stddev) { return std::normal_distribution<double>(mean, stddev)(engine_); }
+  double normal(double mean, double stddev) {
+    return std::normal_distribution<double>(mean, stddev)(engine_);
+  }
   // Full engine state as text (std::mt19937_64 stream format), for checkpoints.
   std::string state() const;
   void set_state(const std::string& s);

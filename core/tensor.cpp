@@ -29,26 +29,47 @@ void check_shape(const Shape& shape) {
 
 double load(const void* p, DType t, int64_t i) {
   switch (t) {
-    case DType::f32: return static_cast<const float*>(p)[i];
-    case DType::f16: return f16_bits_to_float(static_cast<const uint16_t*>(p)[i]);
-    case DType::bf16: return bf16_bits_to_float(static_cast<const uint16_t*>(p)[i]);
-    case DType::i32: return static_cast<const int32_t*>(p)[i];
-    case DType::i64: return static_cast<double>(static_cast<const int64_t*>(p)[i]);
-    case DType::u8: return static_cast<const uint8_t*>(p)[i];
-    case DType::f64: return static_cast<const double*>(p)[i];
+    case DType::f32:
+      return static_cast<const float*>(p)[i];
+    case DType::f16:
+      return f16_bits_to_float(static_cast<const uint16_t*>(p)[i]);
+    case DType::bf16:
+      return bf16_bits_to_float(static_cast<const uint16_t*>(p)[i]);
+    case DType::i32:
+      return static_cast<const int32_t*>(p)[i];
+    case DType::i64:
+      return static_cast<double>(static_cast<const int64_t*>(p)[i]);
+    case DType::u8:
+      return static_cast<const uint8_t*>(p)[i];
+    case DType::f64:
+      return static_cast<const double*>(p)[i];
   }
   return 0;
 }
 
 void store(void* p, DType t, int64_t i, double v) {
   switch (t) {
-    case DType::f32: static_cast<float*>(p)[i] = static_cast<float>(v); break;
-    case DType::f16: static_cast<uint16_t*>(p)[i] = float_to_f16_bits(static_cast<float>(v)); break;
-    case DType::bf16: static_cast<uint16_t*>(p)[i] = float_to_bf16_bits(static_cast<float>(v)); break;
-    case DType::i32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(v); break;
-    case DType::i64: static_cast<int64_t*>(p)[i] = static_cast<int64_t>(v); break;
-    case DType::u8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v); break;
-    case DType::f64: static_cast<double*>(p)[i] = v; break;
+    case DType::f32:
+      static_cast<float*>(p)[i] = static_cast<float>(v);
+      break;
+    case DType::f16:
+      static_cast<uint16_t*>(p)[i] = float_to_f16_bits(static_cast<float>(v));
+      break;
+    case DType::bf16:
+      static_cast<uint16_t*>(p)[i] = float_to_bf16_bits(static_cast<float>(v));
+      break;
+    case DType::i32:
+      static_cast<int32_t*>(p)[i] = static_cast<int32_t>(v);
+      break;
+    case DType::i64:
+      static_cast<int64_t*>(p)[i] = static_cast<int64_t>(v);
+      break;
+    case DType::u8:
+      static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v);
+      break;
+    case DType::f64:
+      static_cast<double*>(p)[i] = v;
+      break;
   }
 }
 
@@ -89,7 +110,8 @@ Tensor Tensor::full(const Shape& shape, double value, DType dtype) {
 
 Tensor Tensor::from_vector(const std::vector<float>& values, const Shape& shape, DType dtype) {
   if (static_cast<int64_t>(values.size()) != shape_numel(shape))
-    throw ShapeError("from_vector: " + std::to_string(values.size()) + " values for shape " + shape_str(shape));
+    throw ShapeError("from_vector: " + std::to_string(values.size()) + " values for shape " +
+                     shape_str(shape));
   Tensor t = empty(shape, dtype);
   convert(values.data(), DType::f32, t.raw_data(), dtype, t.numel());
   return t;
@@ -97,7 +119,8 @@ Tensor Tensor::from_vector(const std::vector<float>& values, const Shape& shape,
 
 Tensor Tensor::from_vector_i64(const std::vector<int64_t>& values, const Shape& shape) {
   if (static_cast<int64_t>(values.size()) != shape_numel(shape))
-    throw ShapeError("from_vector_i64: " + std::to_string(values.size()) + " values for shape " + shape_str(shape));
+    throw ShapeError("from_vector_i64: " + std::to_string(values.size()) + " values for shape " +
+                     shape_str(shape));
   Tensor t = empty(shape, DType::i64);
   std::memcpy(t.raw_data(), values.data(), values.size() * sizeof(int64_t));
   return t;
@@ -121,7 +144,8 @@ int64_t Tensor::dim() const { return static_cast<int64_t>(impl_->shape.size()); 
 int64_t Tensor::size(int64_t d) const {
   int64_t n = dim();
   int64_t a = d < 0 ? d + n : d;
-  if (a < 0 || a >= n) throw ShapeError("size(" + std::to_string(d) + ") of a tensor of rank " + std::to_string(n));
+  if (a < 0 || a >= n)
+    throw ShapeError("size(" + std::to_string(d) + ") of a tensor of rank " + std::to_string(n));
   return impl_->shape[static_cast<size_t>(a)];
 }
 int64_t Tensor::numel() const { return shape_numel(impl_->shape); }
@@ -135,10 +159,12 @@ std::string Tensor::str() const {
 }
 
 void* Tensor::raw_data() {
-  return static_cast<char*>(impl_->storage->data()) + impl_->offset * static_cast<int64_t>(dtype_size(impl_->dtype));
+  return static_cast<char*>(impl_->storage->data()) +
+         impl_->offset * static_cast<int64_t>(dtype_size(impl_->dtype));
 }
 const void* Tensor::raw_data() const {
-  return static_cast<const char*>(impl_->storage->data()) + impl_->offset * static_cast<int64_t>(dtype_size(impl_->dtype));
+  return static_cast<const char*>(impl_->storage->data()) +
+         impl_->offset * static_cast<int64_t>(dtype_size(impl_->dtype));
 }
 
 std::shared_ptr<Storage> Tensor::storage() const { return impl_->storage; }
@@ -215,7 +241,8 @@ std::vector<float> Tensor::to_float_vector() const {
 std::vector<int64_t> Tensor::to_i64_vector() const {
   Tensor c = contiguous();
   std::vector<int64_t> v(static_cast<size_t>(numel()));
-  for (int64_t i = 0; i < numel(); ++i) v[static_cast<size_t>(i)] = static_cast<int64_t>(load(c.raw_data(), dtype(), i));
+  for (int64_t i = 0; i < numel(); ++i)
+    v[static_cast<size_t>(i)] = static_cast<int64_t>(load(c.raw_data(), dtype(), i));
   return v;
 }
 
@@ -226,7 +253,8 @@ double Tensor::item() const {
 
 Tensor Tensor::view_as_shape(const Shape& s) const {
   if (!is_contiguous()) throw Error("view_as_shape: " + str() + " is not contiguous");
-  if (shape_numel(s) != numel()) throw ShapeError("view " + str() + " as " + shape_str(s) + ": element counts differ");
+  if (shape_numel(s) != numel())
+    throw ShapeError("view " + str() + " as " + shape_str(s) + ": element counts differ");
   Tensor t;
   t.impl_ = std::make_shared<TensorImpl>();
   t.impl_->storage = impl_->storage;
@@ -239,7 +267,8 @@ Tensor Tensor::view_as_shape(const Shape& s) const {
 
 bool Tensor::requires_grad() const { return impl_ && impl_->requires_grad; }
 Tensor& Tensor::set_requires_grad(bool r) {
-  if (r && !is_floating(dtype())) throw Error("requires_grad on " + str() + ": only floating tensors take gradients");
+  if (r && !is_floating(dtype()))
+    throw Error("requires_grad on " + str() + ": only floating tensors take gradients");
   impl_->requires_grad = r;
   return *this;
 }
@@ -262,7 +291,9 @@ Tensor Tensor::detach() const {
 
 void Tensor::backward(const Tensor& grad) const { run_backward(*this, grad); }
 
-void Tensor::add_grad_ready_hook(std::function<void(Tensor&)> hook) { impl_->grad_ready_hooks.push_back(std::move(hook)); }
+void Tensor::add_grad_ready_hook(std::function<void(Tensor&)> hook) {
+  impl_->grad_ready_hooks.push_back(std::move(hook));
+}
 void Tensor::clear_grad_ready_hooks() { impl_->grad_ready_hooks.clear(); }
 
 const std::string& Tensor::name() const { return impl_->name; }

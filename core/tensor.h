@@ -33,7 +33,8 @@ class Tensor {
   static Tensor from_vector(const std::vector<float>& values, const Shape& shape, DType dtype = DType::f32);
   static Tensor from_vector_i64(const std::vector<int64_t>& values, const Shape& shape);
   static Tensor uniform(const Shape& shape, double lo, double hi, Generator& gen, DType dtype = DType::f32);
-  static Tensor normal(const Shape& shape, double mean, double stddev, Generator& gen, DType dtype = DType::f32);
+  static Tensor normal(const Shape& shape, double mean, double stddev, Generator& gen,
+                       DType dtype = DType::f32);
 
   // ---- metadata
   bool defined() const { return impl_ != nullptr; }
@@ -50,8 +51,14 @@ class Tensor {
   // ---- data
   void* raw_data();  // first element (offset applied)
   const void* raw_data() const;
-  template <typename T> T* data() { return static_cast<T*>(raw_data()); }
-  template <typename T> const T* data() const { return static_cast<const T*>(raw_data()); }
+  template <typename T>
+  T* data() {
+    return static_cast<T*>(raw_data());
+  }
+  template <typename T>
+  const T* data() const {
+    return static_cast<const T*>(raw_data());
+  }
   // Values converted to float / double (a contiguous copy), and a single element.
   std::vector<float> to_float_vector() const;
   std::vector<int64_t> to_i64_vector() const;
@@ -73,12 +80,12 @@ class Tensor {
   // ---- autograd
   bool requires_grad() const;
   Tensor& set_requires_grad(bool r = true);
-  Tensor grad() const;            // undefined until backward() produced one
+  Tensor grad() const;  // undefined until backward() produced one
   void set_grad(const Tensor& g);
-  void zero_grad();               // drops the gradient
+  void zero_grad();  // drops the gradient
   const std::shared_ptr<Node>& grad_fn() const;
   void set_grad_fn(std::shared_ptr<Node> fn);
-  Tensor detach() const;          // same data, no history
+  Tensor detach() const;  // same data, no history
   // Reverse-mode autodiff from this tensor (a scalar unless `grad` is given).
   void backward(const Tensor& grad = Tensor()) const;
 

@@ -31,8 +31,10 @@ std::string checksum_file(const std::string& path) {
   XXH3_64bits_reset(st.get());
   std::vector<char> buf(1 << 20);
   size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), f.get())) > 0) XXH3_64bits_update(st.get(), buf.data(), n);
-  if (std::ferror(f.get())) throw IoError("read error while checksumming " + path + ": " + std::strerror(errno));
+  while ((n = std::fread(buf.data(), 1, buf.size(), f.get())) > 0)
+    XXH3_64bits_update(st.get(), buf.data(), n);
+  if (std::ferror(f.get()))
+    throw IoError("read error while checksumming " + path + ": " + std::strerror(errno));
   return format(XXH3_64bits_digest(st.get()));
 }
 

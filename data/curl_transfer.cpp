@@ -94,8 +94,12 @@ size_t on_read(char* buf, size_t size, size_t n, void* user) {
 
 bool retryable(CURLcode rc) {
   switch (rc) {
-    case CURLE_COULDNT_CONNECT: case CURLE_COULDNT_RESOLVE_HOST: case CURLE_RECV_ERROR:
-    case CURLE_SEND_ERROR: case CURLE_PARTIAL_FILE: case CURLE_GOT_NOTHING:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_GOT_NOTHING:
     case CURLE_OPERATION_TIMEDOUT:
       return true;
     default:
@@ -196,7 +200,8 @@ HttpResponse perform_with_retry(const HttpRequest& req, const RetryPolicy& polic
 
     ++stats.requests;
     const CURLcode rc = curl_easy_perform(curl);
-    if (out && std::fflush(out.get()) != 0) throw IoError(what + ": write error on " + req.body_file->string());
+    if (out && std::fflush(out.get()) != 0)
+      throw IoError(what + ": write error on " + req.body_file->string());
     if (rc == CURLE_OK) {
       curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &t.resp.status);
       if (t.resp.status >= 500 && attempt < attempts) {
@@ -204,7 +209,8 @@ HttpResponse perform_with_retry(const HttpRequest& req, const RetryPolicy& polic
         backoff(policy, attempt);
         continue;
       }
-      if (t.resp.status >= 200 && t.resp.status < 300) stats.bytes += t.received + (req.method == "PUT" ? upload_size : 0);
+      if (t.resp.status >= 200 && t.resp.status < 300)
+        stats.bytes += t.received + (req.method == "PUT" ? upload_size : 0);
       return std::move(t.resp);
     }
     if (retryable(rc) && attempt < attempts) {
@@ -212,8 +218,9 @@ HttpResponse perform_with_retry(const HttpRequest& req, const RetryPolicy& polic
       backoff(policy, attempt);
       continue;
     }
-    throw RemoteError(what + ": " + curl_easy_strerror(rc) + (errbuf[0] ? std::string(" (") + errbuf + ")" : "") +
-                          " after " + std::to_string(attempt) + " attempt(s)",
+    throw RemoteError(what + ": " + curl_easy_strerror(rc) +
+                          (errbuf[0] ? std::string(" (") + errbuf + ")" : "") + " after " +
+                          std::to_string(attempt) + " attempt(s)",
                       0, "");
   }
 }

@@ -65,7 +65,9 @@ void FileSource::get_to_file(const std::string& key, const fs::path& dest) {
   const fs::path src = path_of(key);
   std::error_code ec;
   fs::copy_file(src, dest, fs::copy_options::overwrite_existing, ec);
-  if (ec) throw IoError("cannot copy object '" + key + "' (" + src.string() + ") to " + dest.string() + ": " + ec.message());
+  if (ec)
+    throw IoError("cannot copy object '" + key + "' (" + src.string() + ") to " + dest.string() + ": " +
+                  ec.message());
   stats_.bytes += static_cast<int64_t>(fs::file_size(dest));
 }
 
@@ -74,7 +76,8 @@ ObjectInfo FileSource::head(const std::string& key) {
   const fs::path p = path_of(key);
   std::error_code ec;
   auto st = fs::status(p, ec);
-  if (ec || !fs::is_regular_file(st)) throw IoError("no object '" + key + "' in " + url() + " (" + p.string() + ")");
+  if (ec || !fs::is_regular_file(st))
+    throw IoError("no object '" + key + "' in " + url() + " (" + p.string() + ")");
   return ObjectInfo{key, fs::file_size(p), ""};
 }
 

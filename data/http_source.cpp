@@ -16,7 +16,8 @@ namespace {
 
 }  // namespace
 
-HttpSource::HttpSource(std::string url, const SourceOptions& options) : base_(std::move(url)), retry_(options.retry) {
+HttpSource::HttpSource(std::string url, const SourceOptions& options)
+    : base_(std::move(url)), retry_(options.retry) {
   if (base_.back() != '/') base_ += '/';
 }
 
@@ -49,10 +50,11 @@ std::vector<uint8_t> HttpSource::get_range(const std::string& key, uint64_t offs
   }
   if (resp.status != 206) fail("GET (range " + r.range + ")", r.url, resp);
   unsigned long long first = 0, last = 0;
-  if (std::sscanf(resp.header("content-range").c_str(), "bytes %llu-%llu", &first, &last) != 2 || first != offset ||
-      last < first || last - first + 1 != body.size() || body.size() > length)
-    throw RemoteError("HTTP GET (range " + r.range + ") " + r.url + ": body of " + std::to_string(body.size()) +
-                          " bytes does not match Content-Range '" + resp.header("content-range") + "'",
+  if (std::sscanf(resp.header("content-range").c_str(), "bytes %llu-%llu", &first, &last) != 2 ||
+      first != offset || last < first || last - first + 1 != body.size() || body.size() > length)
+    throw RemoteError("HTTP GET (range " + r.range + ") " + r.url + ": body of " +
+                          std::to_string(body.size()) + " bytes does not match Content-Range '" +
+                          resp.header("content-range") + "'",
                       resp.status, "");
   return body;
 }
@@ -77,7 +79,8 @@ ObjectInfo HttpSource::head(const std::string& key) {
 }
 
 void HttpSource::put(const std::string& key, const std::vector<uint8_t>&) {
-  throw ConfigError("cannot write '" + key + "' to " + base_ + ": http(s) sources are read-only (use s3:// or a directory)");
+  throw ConfigError("cannot write '" + key + "' to " + base_ +
+                    ": http(s) sources are read-only (use s3:// or a directory)");
 }
 
 void HttpSource::put_file(const std::string& key, const std::filesystem::path&) { put(key, {}); }

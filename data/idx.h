@@ -9,9 +9,9 @@
 namespace strata::data {
 
 struct IdxArray {
-  uint8_t type = 0;             // 0x08 u8, 0x09 i8, 0x0B i16, 0x0C i32, 0x0D f32, 0x0E f64
+  uint8_t type = 0;  // 0x08 u8, 0x09 i8, 0x0B i16, 0x0C i32, 0x0D f32, 0x0E f64
   std::vector<int64_t> dims;
-  std::vector<uint8_t> data;    // elements in host byte order
+  std::vector<uint8_t> data;  // elements in host byte order
   int64_t count() const { return dims.empty() ? 0 : dims[0]; }
   size_t element_size() const;
 };

@@ -1,8 +1,7 @@
 #include "data/loader.h"
 
-#include <cctype>
-
 #include <algorithm>
+#include <cctype>
 
 #include "core/error.h"
 #include "data/prefetch_pipeline.h"
@@ -37,10 +36,12 @@ void Loader::init() {
   if (opts_.world_size < 1 || opts_.rank < 0 || opts_.rank >= opts_.world_size)
     throw ConfigError("loader: rank " + std::to_string(opts_.rank) + " is outside world size " +
                       std::to_string(opts_.world_size));
-  if (opts_.batch_size < 1) throw ConfigError("loader: batch size must be >= 1, got " + std::to_string(opts_.batch_size));
+  if (opts_.batch_size < 1)
+    throw ConfigError("loader: batch size must be >= 1, got " + std::to_string(opts_.batch_size));
   if (opts_.lookahead_bytes < 0) throw ConfigError("loader: look-ahead bytes must be >= 0");
   cache_ = std::make_unique<ShardCache>(
-      *source_, ShardCacheOptions{dataset_cache_dir(opts_.cache_dir, opts_.url), opts_.cache_bytes, opts_.lifetime});
+      *source_,
+      ShardCacheOptions{dataset_cache_dir(opts_.cache_dir, opts_.url), opts_.cache_bytes, opts_.lifetime});
   const Manifest& m = cache_->manifest();
   for (auto& f : m.schema) {
     const NormalizeU8* norm = nullptr;
@@ -93,11 +94,12 @@ int64_t Loader::node_cache_need(const StagingPlan& plan) const {
 
 void Loader::check_capacity(int64_t need, int64_t epoch) const {
   if (opts_.cache_bytes < need)
-    throw ConfigError("loader: cache capacity " + std::to_string(opts_.cache_bytes) + " bytes is smaller than the " +
-                      std::to_string(need) + " bytes that must be in the cache at once in epoch " +
-                      std::to_string(epoch) + " (look-ahead " + std::to_string(opts_.lookahead_bytes) +
-                      " + shards in use by " + std::to_string(ring()) + " batches, x" +
-                      std::to_string(opts_.local_ranks) + " local ranks, at most the whole dataset)");
+    throw ConfigError("loader: cache capacity " + std::to_string(opts_.cache_bytes) +
+                      " bytes is smaller than the " + std::to_string(need) +
+                      " bytes that must be in the cache at once in epoch " + std::to_string(epoch) +
+                      " (look-ahead " + std::to_string(opts_.lookahead_bytes) + " + shards in use by " +
+                      std::to_string(ring()) + " batches, x" + std::to_string(opts_.local_ranks) +
+                      " local ranks, at most the whole dataset)");
 }
 
 void Loader::start_at(int64_t epoch, int64_t step) {
@@ -128,8 +130,8 @@ void Loader::start_at(int64_t epoch, int64_t step) {
   cfg.decode_threads = opts_.decode_threads;
   cfg.ring = ring();
   cfg.next_epoch_first_use = next_epoch_first_use_;
-  pipeline_ = std::make_unique<PrefetchPipeline>(*cache_, cache_->manifest().schema, transforms_, std::move(order),
-                                                 std::move(plan), cfg);
+  pipeline_ = std::make_unique<PrefetchPipeline>(*cache_, cache_->manifest().schema, transforms_,
+                                                 std::move(order), std::move(plan), cfg);
 }
 
 void Loader::start_epoch(int64_t epoch) {
@@ -182,8 +184,8 @@ void Loader::restore(const SourcePosition& pos) {
   };
   int64_t epoch = get("epoch"), step = get("step");
   if (get("seed") != static_cast<int64_t>(opts_.seed))
-    throw ConfigError("loader: position was saved with seed " + std::to_string(get("seed")) + ", this run has seed " +
-                      std::to_string(opts_.seed));
+    throw ConfigError("loader: position was saved with seed " + std::to_string(get("seed")) +
+                      ", this run has seed " + std::to_string(opts_.seed));
   if (get("global_batch") != global_batch())
     throw ConfigError("loader: position was saved with global batch " + std::to_string(get("global_batch")) +
                       ", this run has " + std::to_string(global_batch()) + " (batch size x world size)");

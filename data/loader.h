@@ -18,24 +18,24 @@
 namespace strata::data {
 
 struct LoaderOptions {
-  std::string url;                      // dataset: directory holding manifest.json + shards
+  std::string url;  // dataset: directory holding manifest.json + shards
   SourceOptions source;
-  std::filesystem::path cache_dir;      // node-local; shared by the job's processes on the node
-  int64_t cache_bytes = 0;              // capacity of cache_dir
+  std::filesystem::path cache_dir;  // node-local; shared by the job's processes on the node
+  int64_t cache_bytes = 0;          // capacity of cache_dir
   CacheLifetime lifetime = CacheLifetime::kJob;
   uint64_t seed = 0;
   int rank = 0;
   int world_size = 1;
-  int local_ranks = 1;                  // processes of the job sharing cache_dir (capacity check)
-  int64_t batch_size = 1;               // per rank; the global batch is batch_size * world_size
+  int local_ranks = 1;     // processes of the job sharing cache_dir (capacity check)
+  int64_t batch_size = 1;  // per rank; the global batch is batch_size * world_size
   bool shuffle = true;
-  int64_t shuffle_window = 1;           // shards whose samples are shuffled together
+  int64_t shuffle_window = 1;  // shards whose samples are shuffled together
   Remainder remainder = Remainder::kDrop;
   int64_t lookahead_bytes = 256ll << 20;  // staged ahead of the batches being collated
   int staging_threads = 4;
   int decode_threads = 2;
-  int ring_batches = 0;                 // batch buffers; 0 = decode_threads + 2
-  std::vector<NormalizeU8> normalize;   // fields not named here are copied as they are
+  int ring_batches = 0;                // batch buffers; 0 = decode_threads + 2
+  std::vector<NormalizeU8> normalize;  // fields not named here are copied as they are
 };
 
 // The cache directory of one dataset under the node's cache root. Datasets get

@@ -79,10 +79,12 @@ std::string Manifest::to_json() const {
   j["compression"] = compression;
   j["schema"] = json::array();
   for (const auto& f : schema)
-    j["schema"].push_back({{"name", f.name}, {"dtype", f.dtype}, {"shape", f.shape}, {"variable", f.variable}});
+    j["schema"].push_back(
+        {{"name", f.name}, {"dtype", f.dtype}, {"shape", f.shape}, {"variable", f.variable}});
   j["shards"] = json::array();
   for (const auto& s : shards)
-    j["shards"].push_back({{"name", s.name}, {"samples", s.samples}, {"bytes", s.bytes}, {"checksum", s.checksum}});
+    j["shards"].push_back(
+        {{"name", s.name}, {"samples", s.samples}, {"bytes", s.bytes}, {"checksum", s.checksum}});
   if (!class_names.empty()) j["class_names"] = class_names;
   return j.dump(1) + "\n";
 }
@@ -100,8 +102,9 @@ Manifest Manifest::from_json(const std::string& text, const std::string& origin)
   if (!ver.is_number_integer()) bad(origin, "format_version", "must be an integer, got " + ver.dump());
   m.format_version = ver.get<int>();
   if (m.format_version != kManifestFormatVersion)
-    bad(origin, "format_version", "is " + std::to_string(m.format_version) + "; this build reads version " +
-                                      std::to_string(kManifestFormatVersion));
+    bad(origin, "format_version",
+        "is " + std::to_string(m.format_version) + "; this build reads version " +
+            std::to_string(kManifestFormatVersion));
   m.compression = j.contains("compression") ? get_string(j, "compression", origin, "") : "none";
   if (m.compression != "none" && m.compression != "deflate")
     bad(origin, "compression", "must be \"none\" or \"deflate\", got \"" + m.compression + "\"");
@@ -152,7 +155,8 @@ Manifest Manifest::from_json(const std::string& text, const std::string& origin)
     s.checksum = get_string(e, "checksum", origin, path);
     if (s.checksum.rfind("xxh3:", 0) != 0 || s.checksum.size() != 5 + 16 ||
         s.checksum.find_first_not_of("0123456789abcdef", 5) != std::string::npos)
-      bad(origin, path + "checksum", "must be \"xxh3:\" and 16 lowercase hex digits, got '" + s.checksum + "'");
+      bad(origin, path + "checksum",
+          "must be \"xxh3:\" and 16 lowercase hex digits, got '" + s.checksum + "'");
     m.shards.push_back(std::move(s));
   }
 

@@ -13,17 +13,17 @@ inline constexpr int kManifestFormatVersion = 1;
 // fields (variable = true) are byte strings stored as blob + offsets.
 struct FieldSpec {
   std::string name;
-  std::string dtype;             // "u8", "u16", "i32", "i64", "f32", "f16", "bf16"
-  std::vector<int64_t> shape;    // per-sample shape, empty for a scalar
+  std::string dtype;           // "u8", "u16", "i32", "i64", "f32", "f16", "bf16"
+  std::vector<int64_t> shape;  // per-sample shape, empty for a scalar
   bool variable = false;
   int64_t bytes_per_sample() const;  // fixed fields only
 };
 
 struct ShardInfo {
-  std::string name;       // key relative to the dataset URL, e.g. "shard-00000.h5"
+  std::string name;  // key relative to the dataset URL, e.g. "shard-00000.h5"
   int64_t samples = 0;
-  int64_t bytes = 0;      // file size
-  std::string checksum;   // "xxh3:<16 hex digits>"
+  int64_t bytes = 0;     // file size
+  std::string checksum;  // "xxh3:<16 hex digits>"
 };
 
 struct Manifest {

@@ -15,10 +15,12 @@ MappedShard::~MappedShard() {
   if (map_) ::munmap(map_, map_len_);
 }
 
-std::shared_ptr<const MappedShard> MappedShard::open(const std::string& path, const std::vector<FieldSpec>& schema) {
+std::shared_ptr<const MappedShard> MappedShard::open(const std::string& path,
+                                                     const std::vector<FieldSpec>& schema) {
   std::shared_ptr<MappedShard> s(new MappedShard());
   for (auto& f : schema)
-    if (f.variable) throw ConfigError("shard " + path + ": field '" + f.name + "' is variable-size; cannot map it");
+    if (f.variable)
+      throw ConfigError("shard " + path + ": field '" + f.name + "' is variable-size; cannot map it");
   if (!s->try_map(path, schema)) {
     // ShardData::read validates everything itself and names the file on failure.
     s->data_.emplace(ShardData::read(path, schema));
@@ -71,7 +73,8 @@ bool MappedShard::try_map(const std::string& path, const std::vector<FieldSpec>&
     }
     if (static_cast<int64_t>(bytes) != spec.bytes_per_sample()) return false;
     haddr_t off = H5Dget_offset(ds.get());
-    if (off == HADDR_UNDEF || off + bytes * static_cast<uint64_t>(n) > static_cast<uint64_t>(st.st_size)) return false;
+    if (off == HADDR_UNDEF || off + bytes * static_cast<uint64_t>(n) > static_cast<uint64_t>(st.st_size))
+      return false;
     offsets.push_back(off);
     stride_.push_back(static_cast<int64_t>(bytes));
   }

@@ -18,7 +18,8 @@ namespace strata::data {
 class MappedShard {
  public:
   // Throws strata::IoError naming the file when it does not match `schema`.
-  static std::shared_ptr<const MappedShard> open(const std::string& path, const std::vector<FieldSpec>& schema);
+  static std::shared_ptr<const MappedShard> open(const std::string& path,
+                                                 const std::vector<FieldSpec>& schema);
   ~MappedShard();
   MappedShard(const MappedShard&) = delete;
   MappedShard& operator=(const MappedShard&) = delete;

@@ -20,7 +20,8 @@ std::unique_ptr<Source> open_source(const std::string& url, const SourceOptions&
   }
   if (scheme == "s3") return std::make_unique<S3Source>(url, options);
   if (scheme == "http" || scheme == "https") return std::make_unique<HttpSource>(url, options);
-  throw ConfigError("unsupported URL scheme '" + scheme + "' in '" + url + "' (expected file://, s3://, http://, https:// or a path)");
+  throw ConfigError("unsupported URL scheme '" + scheme + "' in '" + url +
+                    "' (expected file://, s3://, http://, https:// or a path)");
 }
 
 }  // namespace strata::data

@@ -100,10 +100,11 @@ std::vector<SampleRef> global_order(const std::vector<int64_t>& shard_samples, c
 std::vector<SampleRef> rank_order(const std::vector<SampleRef>& global, int64_t global_batch, int world,
                                   int rank, int64_t first_step) {
   if (world < 1 || rank < 0 || rank >= world)
-    throw ConfigError("order: rank " + std::to_string(rank) + " is outside world size " + std::to_string(world));
-  if (global_batch % world != 0)
-    throw ConfigError("order: global batch " + std::to_string(global_batch) + " is not divisible by world size " +
+    throw ConfigError("order: rank " + std::to_string(rank) + " is outside world size " +
                       std::to_string(world));
+  if (global_batch % world != 0)
+    throw ConfigError("order: global batch " + std::to_string(global_batch) +
+                      " is not divisible by world size " + std::to_string(world));
   const int64_t per_rank = global_batch / world;
   const int64_t steps = static_cast<int64_t>(global.size()) / global_batch;
   std::vector<SampleRef> mine;

@@ -26,7 +26,8 @@ struct DatasetPacker::Impl {
   Manifest manifest;
 };
 
-DatasetPacker::DatasetPacker(std::vector<FieldSpec> schema, PackOptions options) : impl_(std::make_unique<Impl>()) {
+DatasetPacker::DatasetPacker(std::vector<FieldSpec> schema, PackOptions options)
+    : impl_(std::make_unique<Impl>()) {
   auto& m = *impl_;
   if (options.shard_bytes <= 0) throw ConfigError("shard size must be positive");
   if (options.prefix.empty() || options.prefix.find('/') == 0)
@@ -134,7 +135,8 @@ Manifest pack_idx(const std::string& images, const std::string& labels, const Pa
     throw IoError("IDX images " + images + ": expected unsigned bytes with rank >= 2, got type 0x" +
                   std::to_string(img.type) + " of shape " + shape_text(img.dims));
   if (lab.type != 0x08 || lab.dims.size() != 1)
-    throw IoError("IDX labels " + labels + ": expected unsigned bytes of rank 1, got shape " + shape_text(lab.dims));
+    throw IoError("IDX labels " + labels + ": expected unsigned bytes of rank 1, got shape " +
+                  shape_text(lab.dims));
   if (img.count() != lab.count())
     throw IoError("IDX image/label count mismatch: " + images + " has " + std::to_string(img.count()) +
                   " images, " + labels + " has " + std::to_string(lab.count()) + " labels");
@@ -177,7 +179,8 @@ Manifest pack_files(const fs::path& root, const PackOptions& options) {
 
 Manifest pack_raw(const std::string& input, const std::string& dtype, int64_t sample_elems,
                   const PackOptions& options) {
-  if (sample_elems <= 0) throw ConfigError("record length must be positive, got " + std::to_string(sample_elems));
+  if (sample_elems <= 0)
+    throw ConfigError("record length must be positive, got " + std::to_string(sample_elems));
   FieldSpec field{dtype == "u8" ? "data" : "tokens", dtype, {sample_elems}, false};
   if (dtype != "u8" && dtype != "u16" && dtype != "i32")
     throw ConfigError("raw element type must be u8, u16 or i32, got '" + dtype + "'");
@@ -193,9 +196,10 @@ Manifest pack_raw(const std::string& input, const std::string& dtype, int64_t sa
   }
   if (in.bad()) throw IoError("read error in raw input " + input);
   if (in.gcount() > 0 && options.log)
-    options.log("dropped a trailing partial record of " + std::to_string(in.gcount()) + " bytes at the end of " +
-                input);
-  if (n == 0) throw IoError("raw input " + input + " holds no complete record of " + std::to_string(per) + " bytes");
+    options.log("dropped a trailing partial record of " + std::to_string(in.gcount()) +
+                " bytes at the end of " + input);
+  if (n == 0)
+    throw IoError("raw input " + input + " holds no complete record of " + std::to_string(per) + " bytes");
   return packer.finish();
 }
 

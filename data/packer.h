@@ -16,10 +16,10 @@
 namespace strata::data {
 
 struct PackOptions {
-  std::string out_url;                 // file dir, file://, s3://bucket/prefix
-  int64_t shard_bytes = 64ll << 20;    // seal a shard once its samples reach this size
-  int deflate_level = 0;               // 0 = uncompressed contiguous datasets
-  std::string prefix = "shard";        // shard names: <prefix>-00000.h5, ...
+  std::string out_url;               // file dir, file://, s3://bucket/prefix
+  int64_t shard_bytes = 64ll << 20;  // seal a shard once its samples reach this size
+  int deflate_level = 0;             // 0 = uncompressed contiguous datasets
+  std::string prefix = "shard";      // shard names: <prefix>-00000.h5, ...
   SourceOptions source;
   std::function<void(const std::string&)> log;  // progress lines; may be empty
 };

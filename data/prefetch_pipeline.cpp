@@ -8,8 +8,8 @@
 namespace strata::data {
 
 PrefetchPipeline::PrefetchPipeline(ShardCache& cache, const std::vector<FieldSpec>& schema,
-                                   const std::vector<FieldTransform>& transforms, std::vector<SampleRef> order,
-                                   StagingPlan plan, PipelineConfig cfg)
+                                   const std::vector<FieldTransform>& transforms,
+                                   std::vector<SampleRef> order, StagingPlan plan, PipelineConfig cfg)
     : cache_(cache),
       schema_(schema),
       transforms_(transforms),
@@ -135,7 +135,9 @@ void PrefetchPipeline::stage_loop() {
 void PrefetchPipeline::decode_loop() {
   for (;;) {
     std::unique_lock<std::mutex> lk(mu_);
-    cv_decode_.wait(lk, [&] { return stop_ || error_ || (next_batch_ < nbatches_ && next_batch_ < consumed_ + cfg_.ring); });
+    cv_decode_.wait(lk, [&] {
+      return stop_ || error_ || (next_batch_ < nbatches_ && next_batch_ < consumed_ + cfg_.ring);
+    });
     if (stop_ || error_) return;
     int64_t k = next_batch_++;
     raise_demand((k + 1) * cfg_.batch);
@@ -157,13 +159,17 @@ void PrefetchPipeline::collate(int64_t k, Slot& slot, std::unique_lock<std::mute
   for (int64_t p = p0; p < p1; ++p) {
     int32_t u = plan_.use_at(p);
     auto it = std::find_if(needed.begin(), needed.end(), [u](auto& n) { return n.first == u; });
-    if (it == needed.end()) needed.emplace_back(u, 1);
-    else it->second++;
+    if (it == needed.end())
+      needed.emplace_back(u, 1);
+    else
+      it->second++;
   }
   std::vector<std::shared_ptr<const MappedShard>> data(plan_.uses().size() > 0 ? needed.size() : 0);
   for (size_t n = 0; n < needed.size(); ++n) {
     Use& use = uses_[static_cast<size_t>(needed[n].first)];
-    cv_decode_.wait(lk, [&] { return stop_ || error_ || (use.state != UseState::kIdle && use.state != UseState::kStaging); });
+    cv_decode_.wait(lk, [&] {
+      return stop_ || error_ || (use.state != UseState::kIdle && use.state != UseState::kStaging);
+    });
     if (stop_ || error_) return;
     if (use.state == UseState::kStaged) {
       use.state = UseState::kLoading;
@@ -173,8 +179,12 @@ void PrefetchPipeline::collate(int64_t k, Slot& slot, std::unique_lock<std::mute
       try {
         loaded = MappedShard::open(path.string(), schema_);
       } catch (const std::exception& e) {
-        throw IoError("loader: reading shard " + cache_.manifest().shards[static_cast<size_t>(plan_.uses()[static_cast<size_t>(needed[n].first)].shard)].name +
-                      " from the cache failed: " + e.what());
+        throw IoError(
+            "loader: reading shard " +
+            cache_.manifest()
+                .shards[static_cast<size_t>(plan_.uses()[static_cast<size_t>(needed[n].first)].shard)]
+                .name +
+            " from the cache failed: " + e.what());
       }
       lk.lock();
       use.data = std::move(loaded);
@@ -201,7 +211,8 @@ void PrefetchPipeline::collate(int64_t k, Slot& slot, std::unique_lock<std::mute
                     std::to_string(ref.index) + " asked for)");
     for (size_t f = 0; f < nf; ++f) {
       const FieldTransform& t = transforms_[f];
-      t.apply(sd.sample(f, ref.index), reinterpret_cast<uint8_t*>(slot.fields[f].data()) + (p - p0) * t.out_bytes());
+      t.apply(sd.sample(f, ref.index),
+              reinterpret_cast<uint8_t*>(slot.fields[f].data()) + (p - p0) * t.out_bytes());
     }
   }
   data.clear();

@@ -30,11 +30,11 @@
 namespace strata::data {
 
 struct PipelineConfig {
-  int64_t batch = 1;            // samples per batch (the rank's share of a global step)
+  int64_t batch = 1;  // samples per batch (the rank's share of a global step)
   int64_t lookahead_bytes = 0;
   int staging_threads = 2;
   int decode_threads = 2;
-  int ring = 4;                 // batch buffers
+  int ring = 4;  // batch buffers
   // Per shard, its first position in the next epoch's order (-1: unused): lets
   // eviction see past the end of this epoch.
   std::vector<int64_t> next_epoch_first_use;
@@ -42,8 +42,9 @@ struct PipelineConfig {
 
 class PrefetchPipeline {
  public:
-  PrefetchPipeline(ShardCache& cache, const std::vector<FieldSpec>& schema, const std::vector<FieldTransform>& transforms,
-                   std::vector<SampleRef> order, StagingPlan plan, PipelineConfig cfg);
+  PrefetchPipeline(ShardCache& cache, const std::vector<FieldSpec>& schema,
+                   const std::vector<FieldTransform>& transforms, std::vector<SampleRef> order,
+                   StagingPlan plan, PipelineConfig cfg);
   ~PrefetchPipeline();
   PrefetchPipeline(const PrefetchPipeline&) = delete;
   PrefetchPipeline& operator=(const PrefetchPipeline&) = delete;
@@ -92,9 +93,9 @@ class PrefetchPipeline {
   std::vector<Use> uses_;
   std::vector<Slot> slots_;
   size_t next_stage_ = 0;
-  size_t demand_uses_ = 0;     // uses with first < demand_end_
-  int64_t demand_end_ = 0;     // positions of batches handed to decoders
-  int64_t ahead_bytes_ = 0;    // staged beyond demand_end_
+  size_t demand_uses_ = 0;   // uses with first < demand_end_
+  int64_t demand_end_ = 0;   // positions of batches handed to decoders
+  int64_t ahead_bytes_ = 0;  // staged beyond demand_end_
   int64_t staged_ = 0;
   int64_t next_batch_ = 0;
   int64_t consumed_ = 0;

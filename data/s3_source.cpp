@@ -80,9 +80,12 @@ void read_credentials_file(SourceOptions& o) {
     const auto eq = line.find('=');
     if (section != profile || eq == std::string::npos) continue;
     const std::string k = trim(line.substr(0, eq)), v = trim(line.substr(eq + 1));
-    if (k == "aws_access_key_id") o.access_key = v;
-    else if (k == "aws_secret_access_key") o.secret_key = v;
-    else if (k == "aws_session_token") o.session_token = v;
+    if (k == "aws_access_key_id")
+      o.access_key = v;
+    else if (k == "aws_secret_access_key")
+      o.secret_key = v;
+    else if (k == "aws_session_token")
+      o.session_token = v;
   }
 }
 
@@ -141,8 +144,9 @@ SourceOptions resolve_s3_options(const SourceOptions& options) {
   }
   if (o.access_key.empty() || o.secret_key.empty()) read_credentials_file(o);
   if (o.access_key.empty() || o.secret_key.empty())
-    throw ConfigError("no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a profile in "
-                      "AWS_SHARED_CREDENTIALS_FILE / ~/.aws/credentials (AWS_PROFILE)");
+    throw ConfigError(
+        "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a profile in "
+        "AWS_SHARED_CREDENTIALS_FILE / ~/.aws/credentials (AWS_PROFILE)");
   return o;
 }
 
@@ -157,8 +161,9 @@ std::string S3Source::object_url(const std::string& full_key) const {
 }
 
 void S3Source::fail(const std::string& op, const std::string& full_key, const HttpResponse& r) const {
-  throw RemoteError("S3 " + op + " s3://" + bucket_ + "/" + full_key + " at " + opt_.endpoint + ": " + describe(r),
-                    r.status, request_id(r));
+  throw RemoteError(
+      "S3 " + op + " s3://" + bucket_ + "/" + full_key + " at " + opt_.endpoint + ": " + describe(r),
+      r.status, request_id(r));
 }
 
 std::vector<uint8_t> S3Source::get(const std::string& key) {
@@ -178,7 +183,8 @@ std::vector<uint8_t> S3Source::get_range(const std::string& key, uint64_t offset
   HttpRequest r = base_request(opt_, "GET", object_url(k), "UNSIGNED-PAYLOAD");
   r.range = std::to_string(offset) + "-" + std::to_string(offset + length - 1);
   r.body = &body;
-  HttpResponse resp = perform_with_retry(r, opt_.retry, stats_, "S3 GET (range " + r.range + ") s3://" + bucket_ + "/" + k);
+  HttpResponse resp =
+      perform_with_retry(r, opt_.retry, stats_, "S3 GET (range " + r.range + ") s3://" + bucket_ + "/" + k);
   if (resp.status == 416) return {};  // the range starts at or past the end: clipped to nothing
   if (resp.status == 200) {           // a server that ignores Range: cut the slice out
     if (offset >= body.size()) return {};
@@ -190,8 +196,8 @@ std::vector<uint8_t> S3Source::get_range(const std::string& key, uint64_t offset
   // Content-Range: bytes first-last/total; the body must be exactly that long.
   unsigned long long first = 0, last = 0;
   const std::string cr = resp.header("content-range");
-  if (std::sscanf(cr.c_str(), "bytes %llu-%llu", &first, &last) != 2 || first != offset ||
-      last < first || last - first + 1 != body.size() || body.size() > length)
+  if (std::sscanf(cr.c_str(), "bytes %llu-%llu", &first, &last) != 2 || first != offset || last < first ||
+      last - first + 1 != body.size() || body.size() > length)
     throw RemoteError("S3 GET (range " + r.range + ") s3://" + bucket_ + "/" + k + ": got " +
                           std::to_string(body.size()) + " bytes with Content-Range '" + cr + "'",
                       resp.status, resp.header("x-amz-request-id"));
@@ -211,8 +217,10 @@ ObjectInfo S3Source::head(const std::string& key) {
   HttpRequest r = base_request(opt_, "HEAD", object_url(k), "UNSIGNED-PAYLOAD");
   HttpResponse resp = perform_with_retry(r, opt_.retry, stats_, "S3 HEAD s3://" + bucket_ + "/" + k);
   if (resp.status != 200) fail("HEAD", k, resp);
-  ObjectInfo info{key, std::strtoull(resp.header("content-length").c_str(), nullptr, 10), resp.header("etag")};
-  if (info.etag.size() >= 2 && info.etag.front() == '"') info.etag = info.etag.substr(1, info.etag.size() - 2);
+  ObjectInfo info{key, std::strtoull(resp.header("content-length").c_str(), nullptr, 10),
+                  resp.header("etag")};
+  if (info.etag.size() >= 2 && info.etag.front() == '"')
+    info.etag = info.etag.substr(1, info.etag.size() - 2);
   return info;
 }
 
@@ -228,7 +236,8 @@ void S3Source::put_file(const std::string& key, const std::filesystem::path& src
   const std::string k = prefix_ + key;
   HttpRequest r = base_request(opt_, "PUT", object_url(k), sha256_file(src));
   r.upload_file = &src;
-  HttpResponse resp = perform_with_retry(r, opt_.retry, stats_, "S3 PUT s3://" + bucket_ + "/" + k + " from " + src.string());
+  HttpResponse resp =
+      perform_with_retry(r, opt_.retry, stats_, "S3 PUT s3://" + bucket_ + "/" + k + " from " + src.string());
   if (resp.status != 200) fail("PUT", k, resp);
 }
 
@@ -254,8 +263,9 @@ std::vector<ObjectInfo> S3Source::list(const std::string& prefix) {
     }
     if (!page.truncated) break;
     if (page.next_token.empty())
-      throw RemoteError("S3 LIST s3://" + bucket_ + "/" + full + ": truncated page without NextContinuationToken",
-                        resp.status, resp.header("x-amz-request-id"));
+      throw RemoteError(
+          "S3 LIST s3://" + bucket_ + "/" + full + ": truncated page without NextContinuationToken",
+          resp.status, resp.header("x-amz-request-id"));
     token = page.next_token;
   }
   return out;

@@ -6,7 +6,8 @@ namespace strata::data {
 namespace {
 
 // Text of the first <tag>...</tag> in xml[from, to), unescaped; "" if absent.
-std::string tag(const std::string& xml, const std::string& name, size_t from = 0, size_t to = std::string::npos) {
+std::string tag(const std::string& xml, const std::string& name, size_t from = 0,
+                size_t to = std::string::npos) {
   const std::string open = "<" + name + ">", close = "</" + name + ">";
   const size_t b = xml.find(open, from);
   if (b == std::string::npos || b >= to) return "";
@@ -48,11 +49,16 @@ std::string xml_unescape(const std::string& s) {
       continue;
     }
     const std::string ent = s.substr(i + 1, semi - i - 1);
-    if (ent == "amp") out += '&';
-    else if (ent == "lt") out += '<';
-    else if (ent == "gt") out += '>';
-    else if (ent == "quot") out += '"';
-    else if (ent == "apos") out += '\'';
+    if (ent == "amp")
+      out += '&';
+    else if (ent == "lt")
+      out += '<';
+    else if (ent == "gt")
+      out += '>';
+    else if (ent == "quot")
+      out += '"';
+    else if (ent == "apos")
+      out += '\'';
     else if (!ent.empty() && ent[0] == '#')
       append_utf8(out, std::strtoul(ent.c_str() + (ent.size() > 1 && ent[1] == 'x' ? 2 : 1), nullptr,
                                     ent.size() > 1 && ent[1] == 'x' ? 16 : 10));

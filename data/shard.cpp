@@ -21,13 +21,20 @@ void quiet_errors() {
 
 Id file_type(const std::string& dtype) {
   hid_t base;
-  if (dtype == "u8") base = H5T_STD_U8LE;
-  else if (dtype == "u16" || dtype == "bf16") base = H5T_STD_U16LE;
-  else if (dtype == "i32") base = H5T_STD_I32LE;
-  else if (dtype == "i64") base = H5T_STD_I64LE;
-  else if (dtype == "f32") base = H5T_IEEE_F32LE;
-  else if (dtype == "f16") base = H5T_IEEE_F32LE;
-  else throw ConfigError("shard: unknown dtype '" + dtype + "'");
+  if (dtype == "u8")
+    base = H5T_STD_U8LE;
+  else if (dtype == "u16" || dtype == "bf16")
+    base = H5T_STD_U16LE;
+  else if (dtype == "i32")
+    base = H5T_STD_I32LE;
+  else if (dtype == "i64")
+    base = H5T_STD_I64LE;
+  else if (dtype == "f32")
+    base = H5T_IEEE_F32LE;
+  else if (dtype == "f16")
+    base = H5T_IEEE_F32LE;
+  else
+    throw ConfigError("shard: unknown dtype '" + dtype + "'");
   Id t(H5Tcopy(base), H5Tclose);
   if (dtype == "f16") {  // sign bit 15, exponent 10..14 (bias 15), mantissa 0..9
     H5Tset_fields(t.get(), 15, 10, 5, 0, 10);
@@ -83,11 +90,13 @@ void write_dataset(hid_t file, const std::string& name, const std::string& dtype
     check(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(deflate)), "set_deflate", path);
   }
   Id space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), maxdims.data()), H5Sclose);
-  Id ds(H5Dcreate2(file, name.c_str(), type.get(), space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT), H5Dclose);
+  Id ds(H5Dcreate2(file, name.c_str(), type.get(), space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+        H5Dclose);
   if (!ds.valid()) throw IoError("HDF5 cannot create dataset '" + name + "' in " + path);
   write_attr_str(ds.get(), "dtype", dtype, path);
   if (dims[0] > 0 && data != nullptr)  // memory layout == file layout (little-endian host)
-    check(H5Dwrite(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "write of dataset " + name, path);
+    check(H5Dwrite(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "write of dataset " + name,
+          path);
 }
 
 }  // namespace
@@ -98,9 +107,9 @@ struct ShardWriter::Impl {
   int deflate = 0;
   Id file;
   int64_t samples = 0;
-  std::vector<std::vector<uint8_t>> data;      // per field
-  std::vector<std::vector<int64_t>> offsets;   // per field (variable only)
-  std::vector<int64_t> fixed;                  // per field bytes per sample
+  std::vector<std::vector<uint8_t>> data;     // per field
+  std::vector<std::vector<int64_t>> offsets;  // per field (variable only)
+  std::vector<int64_t> fixed;                 // per field bytes per sample
   bool finished = false;
 };
 
@@ -128,12 +137,13 @@ void ShardWriter::add(const std::vector<std::pair<const void*, size_t>>& fields)
   auto& m = *impl_;
   if (m.finished) throw IoError("shard " + m.path + ": add() after finish()");
   if (fields.size() != m.schema.size())
-    throw ShapeError("shard " + m.path + ": sample has " + std::to_string(fields.size()) + " fields, schema has " +
-                     std::to_string(m.schema.size()));
+    throw ShapeError("shard " + m.path + ": sample has " + std::to_string(fields.size()) +
+                     " fields, schema has " + std::to_string(m.schema.size()));
   for (size_t f = 0; f < fields.size(); ++f)
     if (!m.schema[f].variable && static_cast<int64_t>(fields[f].second) != m.fixed[f])
-      throw ShapeError("shard " + m.path + ": field '" + m.schema[f].name + "' needs " + std::to_string(m.fixed[f]) +
-                       " bytes per sample, got " + std::to_string(fields[f].second));
+      throw ShapeError("shard " + m.path + ": field '" + m.schema[f].name + "' needs " +
+                       std::to_string(m.fixed[f]) + " bytes per sample, got " +
+                       std::to_string(fields[f].second));
   for (size_t f = 0; f < fields.size(); ++f) {
     const auto* p = static_cast<const uint8_t*>(fields[f].first);
     m.data[f].insert(m.data[f].end(), p, p + fields[f].second);
@@ -197,8 +207,9 @@ std::vector<hsize_t> read_dataset(hid_t file, const std::string& name, size_t el
   if (!ds.valid()) throw IoError("shard " + path + ": cannot open dataset '" + name + "'");
   Id type(H5Dget_type(ds.get()), H5Tclose);
   if (H5Tget_size(type.get()) != elem)
-    throw IoError("shard " + path + ": dataset '" + name + "' has " + std::to_string(H5Tget_size(type.get())) +
-                  "-byte elements, schema says " + std::to_string(elem));
+    throw IoError("shard " + path + ": dataset '" + name + "' has " +
+                  std::to_string(H5Tget_size(type.get())) + "-byte elements, schema says " +
+                  std::to_string(elem));
   Id space(H5Dget_space(ds.get()), H5Sclose);
   int rank = H5Sget_simple_extent_ndims(space.get());
   if (rank < 1) throw IoError("shard " + path + ": dataset '" + name + "' has no sample axis");
@@ -237,14 +248,16 @@ ShardData ShardData::read(const std::string& path, const std::vector<FieldSpec>&
       std::vector<uint8_t> raw;
       auto odims = read_dataset(file.get(), spec.name + "_offsets", sizeof(int64_t), raw, path);
       if (dims.size() != 1 || odims.size() != 1 || odims[0] != n + 1)
-        throw IoError("shard " + path + ": '" + spec.name + "_offsets' must have samples+1 = " +
-                      std::to_string(n + 1) + " entries");
+        throw IoError("shard " + path + ": '" + spec.name +
+                      "_offsets' must have samples+1 = " + std::to_string(n + 1) + " entries");
       auto& off = s.offsets_[f];
       off.resize(n + 1);
       std::memcpy(off.data(), raw.data(), raw.size());
       bool ok = off.front() == 0 && off.back() == static_cast<int64_t>(s.data_[f].size());
       for (size_t i = 1; ok && i < off.size(); ++i) ok = off[i] >= off[i - 1];
-      if (!ok) throw IoError("shard " + path + ": offsets of field '" + spec.name + "' are inconsistent with its data");
+      if (!ok)
+        throw IoError("shard " + path + ": offsets of field '" + spec.name +
+                      "' are inconsistent with its data");
     } else {
       s.fixed_size_[f] = spec.bytes_per_sample();
       size_t elem = static_cast<size_t>(s.fixed_size_[f]);
@@ -262,7 +275,8 @@ ShardData ShardData::read(const std::string& path, const std::vector<FieldSpec>&
           return out;
         };
         const std::string got = join(dims), exp = join(want);
-        throw IoError("shard " + path + ": dataset '" + spec.name + "' has shape (" + got + "), expected (" + exp + ")");
+        throw IoError("shard " + path + ": dataset '" + spec.name + "' has shape (" + got + "), expected (" +
+                      exp + ")");
       }
     }
   }
@@ -272,8 +286,8 @@ ShardData ShardData::read(const std::string& path, const std::vector<FieldSpec>&
 const uint8_t* ShardData::sample(size_t f, int64_t i, size_t* size) const {
   if (f >= data_.size() || i < 0 || i >= samples_)
     throw ShapeError("shard sample (field " + std::to_string(f) + ", index " + std::to_string(i) +
-                     ") out of range (" + std::to_string(data_.size()) + " fields, " + std::to_string(samples_) +
-                     " samples)");
+                     ") out of range (" + std::to_string(data_.size()) + " fields, " +
+                     std::to_string(samples_) + " samples)");
   if (!offsets_[f].empty()) {
     const auto b = offsets_[f][static_cast<size_t>(i)], e = offsets_[f][static_cast<size_t>(i) + 1];
     *size = static_cast<size_t>(e - b);

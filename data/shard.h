@@ -40,9 +40,9 @@ class ShardData {
 
  private:
   int64_t samples_ = 0;
-  std::vector<std::vector<uint8_t>> data_;      // per field
-  std::vector<std::vector<int64_t>> offsets_;   // per variable field; empty for fixed
-  std::vector<int64_t> fixed_size_;             // per field bytes per sample (fixed)
+  std::vector<std::vector<uint8_t>> data_;     // per field
+  std::vector<std::vector<int64_t>> offsets_;  // per variable field; empty for fixed
+  std::vector<int64_t> fixed_size_;            // per field bytes per sample (fixed)
 };
 
 }  // namespace strata::data

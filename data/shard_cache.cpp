@@ -20,9 +20,12 @@ namespace fs = std::filesystem;
 std::string escape_shard_name(const std::string& name) {
   std::string out;
   for (char c : name) {
-    if (c == '/') out += "%2F";
-    else if (c == '%') out += "%25";
-    else out += c;
+    if (c == '/')
+      out += "%2F";
+    else if (c == '%')
+      out += "%25";
+    else
+      out += c;
   }
   return out;
 }
@@ -30,9 +33,14 @@ std::string escape_shard_name(const std::string& name) {
 std::string unescape_shard_name(const std::string& name) {
   std::string out;
   for (size_t i = 0; i < name.size(); ++i) {
-    if (name[i] == '%' && i + 2 < name.size() + 0 && name.compare(i, 3, "%2F") == 0) { out += '/'; i += 2; }
-    else if (name[i] == '%' && name.compare(i, 3, "%25") == 0) { out += '%'; i += 2; }
-    else out += name[i];
+    if (name[i] == '%' && i + 2 < name.size() + 0 && name.compare(i, 3, "%2F") == 0) {
+      out += '/';
+      i += 2;
+    } else if (name[i] == '%' && name.compare(i, 3, "%25") == 0) {
+      out += '%';
+      i += 2;
+    } else
+      out += name[i];
   }
   return out;
 }
@@ -61,7 +69,8 @@ std::string read_text(const fs::path& p) {
 }
 
 void write_atomically(const fs::path& dest, const std::string& text) {
-  fs::path tmp = dest.parent_path() / ".tmp" / (dest.filename().string() + "." + std::to_string(::getpid()) + ".m");
+  fs::path tmp =
+      dest.parent_path() / ".tmp" / (dest.filename().string() + "." + std::to_string(::getpid()) + ".m");
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
@@ -72,7 +81,8 @@ void write_atomically(const fs::path& dest, const std::string& text) {
 
 }  // namespace
 
-ShardCache::ShardCache(Source& source, ShardCacheOptions options) : source_(source), opts_(std::move(options)) {
+ShardCache::ShardCache(Source& source, ShardCacheOptions options)
+    : source_(source), opts_(std::move(options)) {
   if (opts_.dir.empty()) throw ConfigError("shard cache: cache directory is empty");
   if (opts_.capacity_bytes <= 0)
     throw ConfigError("shard cache: capacity must be > 0 bytes, got " + std::to_string(opts_.capacity_bytes));
@@ -103,7 +113,9 @@ ShardCache::~ShardCache() {
   }
 }
 
-fs::path ShardCache::shard_path(const std::string& name) const { return opts_.dir / "shards" / escape_shard_name(name); }
+fs::path ShardCache::shard_path(const std::string& name) const {
+  return opts_.dir / "shards" / escape_shard_name(name);
+}
 fs::path ShardCache::lock_path(const std::string& name) const {
   return opts_.dir / ".locks" / (escape_shard_name(name) + ".lock");
 }
@@ -195,7 +207,8 @@ int64_t ShardCache::usage_bytes() {
 fs::path ShardCache::reserve(const ShardInfo& shard) {
   if (shard.bytes > opts_.capacity_bytes)
     throw ConfigError("shard cache: shard " + shard.name + " (" + std::to_string(shard.bytes) +
-                      " bytes) is larger than the cache capacity (" + std::to_string(opts_.capacity_bytes) + " bytes)");
+                      " bytes) is larger than the cache capacity (" + std::to_string(opts_.capacity_bytes) +
+                      " bytes)");
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(opts_.full_wait_timeout_s);
   FileLock cache_lock(opts_.dir / ".locks" / "cache.lock");
   for (;;) {
@@ -222,8 +235,9 @@ fs::path ShardCache::reserve(const ShardInfo& shard) {
       }
     }
     if (used + shard.bytes <= opts_.capacity_bytes) {
-      fs::path r = opts_.dir / ".reserve" /
-                   (escape_shard_name(shard.name) + "." + std::to_string(::getpid()) + "." + std::to_string(seq_++));
+      fs::path r =
+          opts_.dir / ".reserve" /
+          (escape_shard_name(shard.name) + "." + std::to_string(::getpid()) + "." + std::to_string(seq_++));
       int fd = ::open(r.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
       if (fd < 0 || ::ftruncate(fd, shard.bytes) != 0) {
         if (fd >= 0) ::close(fd);
@@ -246,12 +260,16 @@ void ShardCache::download_verified(const ShardInfo& shard) {
   fs::path reservation = reserve(shard);
   struct Unreserve {
     fs::path p;
-    ~Unreserve() { std::error_code ec; fs::remove(p, ec); }
+    ~Unreserve() {
+      std::error_code ec;
+      fs::remove(p, ec);
+    }
   } unreserve{reservation};
   std::string got;
   for (int attempt = 0; attempt < 2; ++attempt) {
-    fs::path tmp = opts_.dir / ".tmp" /
-                   (escape_shard_name(shard.name) + "." + std::to_string(::getpid()) + "." + std::to_string(seq_++));
+    fs::path tmp =
+        opts_.dir / ".tmp" /
+        (escape_shard_name(shard.name) + "." + std::to_string(::getpid()) + "." + std::to_string(seq_++));
     if (attempt > 0) stats_.refetches++;
     try {
       source_.get_to_file(shard.name, tmp);
@@ -274,8 +292,8 @@ void ShardCache::download_verified(const ShardInfo& shard) {
     std::error_code ec;
     fs::remove(tmp, ec);
   }
-  throw IoError("shard cache: shard " + shard.name + " from " + source_.url() + " failed its checksum twice: manifest says " +
-                shard.checksum + ", download has " + got);
+  throw IoError("shard cache: shard " + shard.name + " from " + source_.url() +
+                " failed its checksum twice: manifest says " + shard.checksum + ", download has " + got);
 }
 
 ShardCache::Pin ShardCache::acquire(const ShardInfo& shard) {

@@ -39,10 +39,10 @@ struct ShardCacheOptions {
 };
 
 struct CacheStats {
-  std::atomic<int64_t> hits{0};        // acquire() found the shard already cached
-  std::atomic<int64_t> misses{0};      // acquire() downloaded it
+  std::atomic<int64_t> hits{0};    // acquire() found the shard already cached
+  std::atomic<int64_t> misses{0};  // acquire() downloaded it
   std::atomic<int64_t> evictions{0};
-  std::atomic<int64_t> refetches{0};   // downloads repeated after a checksum mismatch
+  std::atomic<int64_t> refetches{0};  // downloads repeated after a checksum mismatch
   std::atomic<int64_t> manifest_fetches{0};
 };
 
@@ -63,6 +63,7 @@ class ShardCache {
     Pin() = default;
     const std::filesystem::path& path() const { return path_; }
     bool valid() const { return lock_.valid(); }
+
    private:
     friend class ShardCache;
     std::filesystem::path path_;

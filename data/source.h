@@ -19,14 +19,14 @@ struct ObjectInfo {
 
 // Counters every source keeps (thread-safe); the loader reports them per epoch.
 struct SourceStats {
-  std::atomic<int64_t> requests{0};   // remote requests sent (each retry counts)
-  std::atomic<int64_t> bytes{0};      // payload bytes received or sent
+  std::atomic<int64_t> requests{0};  // remote requests sent (each retry counts)
+  std::atomic<int64_t> bytes{0};     // payload bytes received or sent
   std::atomic<int64_t> retries{0};
 };
 
 struct RetryPolicy {
-  int max_attempts = 6;             // first try included
-  double base_delay_s = 0.1;        // exponential backoff with full jitter
+  int max_attempts = 6;       // first try included
+  double base_delay_s = 0.1;  // exponential backoff with full jitter
   double max_delay_s = 5.0;
   double connect_timeout_s = 10.0;
   double low_speed_timeout_s = 30.0;  // abort a transfer below 1 KB/s for this long
@@ -37,7 +37,7 @@ struct RetryPolicy {
 // AWS_DEFAULT_REGION, AWS_ENDPOINT_URL / S3_ENDPOINT, AWS_SHARED_CREDENTIALS_FILE,
 // AWS_PROFILE; ~/.aws/credentials).
 struct SourceOptions {
-  std::string endpoint;     // e.g. http://127.0.0.1:7480
+  std::string endpoint;  // e.g. http://127.0.0.1:7480
   std::string region;
   std::string access_key;
   std::string secret_key;

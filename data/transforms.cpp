@@ -17,7 +17,8 @@ FieldTransform::FieldTransform(const FieldSpec& spec, const NormalizeU8* normali
     throw ConfigError("loader: normalise of field '" + spec.name + "' needs dtype u8, it is " + spec.dtype);
   const size_t channels = normalize->mean.size();
   if (channels == 0 || normalize->std.size() != channels)
-    throw ConfigError("loader: normalise of field '" + spec.name + "': mean and std must have the same, non-zero length");
+    throw ConfigError("loader: normalise of field '" + spec.name +
+                      "': mean and std must have the same, non-zero length");
   if (channels > 1 && (spec.shape.empty() || spec.shape[0] != static_cast<int64_t>(channels)))
     throw ConfigError("loader: normalise of field '" + spec.name + "' has " + std::to_string(channels) +
                       " channels but the field's first dimension is not that");
@@ -27,7 +28,8 @@ FieldTransform::FieldTransform(const FieldSpec& spec, const NormalizeU8* normali
   // (x/255 - mean)/std = x*scale + bias: a multiply-add per element, which the
   // compiler vectorises (a lookup table would be a gather).
   for (size_t c = 0; c < channels; ++c) {
-    if (normalize->std[c] == 0.0f) throw ConfigError("loader: normalise of field '" + spec.name + "': std is 0");
+    if (normalize->std[c] == 0.0f)
+      throw ConfigError("loader: normalise of field '" + spec.name + "': std is 0");
     scale_.push_back(1.0f / (255.0f * normalize->std[c]));
     bias_.push_back(-normalize->mean[c] / normalize->std[c]);
   }

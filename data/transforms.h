@@ -29,8 +29,10 @@ class FieldTransform {
   int64_t in_bytes() const { return in_bytes_; }
   // `src` holds in_bytes(), `dst` receives out_bytes().
   void apply(const uint8_t* src, uint8_t* dst) const {
-    if (scale_.empty()) std::memcpy(dst, src, static_cast<size_t>(in_bytes_));  // inline: runs per sample
-    else normalize(src, dst);
+    if (scale_.empty())
+      std::memcpy(dst, src, static_cast<size_t>(in_bytes_));  // inline: runs per sample
+    else
+      normalize(src, dst);
   }
 
  private:

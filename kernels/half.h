@@ -35,10 +35,11 @@ STRATA_HD inline uint16_t float_to_f16_bits(float f) {
   uint32_t sign = (x >> 16) & 0x8000u;
   uint32_t absx = x & 0x7fffffffu;
   if (absx >= 0x7f800000u) {  // inf or NaN
-    return static_cast<uint16_t>(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u | ((absx >> 13) & 0x3ffu) : 0u));
+    return static_cast<uint16_t>(sign | 0x7c00u |
+                                 (absx > 0x7f800000u ? 0x200u | ((absx >> 13) & 0x3ffu) : 0u));
   }
   if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to >= 65520: inf
-  if (absx < 0x38800000u) {  // result is subnormal or zero in f16
+  if (absx < 0x38800000u) {                                      // result is subnormal or zero in f16
     if (absx < 0x33000000u) return static_cast<uint16_t>(sign);  // < 2^-25: rounds to 0
     uint32_t mant = (absx & 0x7fffffu) | 0x800000u;
     int shift = 126 - static_cast<int>(absx >> 23);  // 14 + (113 - exp) ... see below

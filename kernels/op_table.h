@@ -23,21 +23,21 @@ namespace strata {
 
 // Attributes of an op call. Each op reads only the fields named in its table entry.
 struct OpAttrs {
-  std::vector<int64_t> axes;   // sum/mean: reduced axes (empty = all); permute: new order
-  std::vector<int64_t> shape;  // reshape: target shape
-  bool keepdim = false;        // sum/mean
-  int64_t axis = 0;            // concat, slice
-  int64_t start = 0, end = 0;  // slice: [start, end) along axis
-  int64_t kernel[2] = {1, 1};  // pools
-  int64_t stride[2] = {1, 1};  // conv2d, pools
-  int64_t padding[2] = {0, 0}; // conv2d, pools (zero padding; pools ignore padded cells)
-  double eps = 1e-5;           // batch_norm, layer_norm
-  double momentum = 0.1;       // batch_norm running stats: new = (1-m) old + m batch
-  double p = 0.0;              // dropout probability
-  double label_smoothing = 0;  // cross_entropy
-  double scale = 0.0;          // sdpa: score scale, 0 = 1/sqrt(head_dim)
-  bool training = false;       // batch_norm, dropout
-  uint64_t seed = 0;           // dropout
+  std::vector<int64_t> axes;    // sum/mean: reduced axes (empty = all); permute: new order
+  std::vector<int64_t> shape;   // reshape: target shape
+  bool keepdim = false;         // sum/mean
+  int64_t axis = 0;             // concat, slice
+  int64_t start = 0, end = 0;   // slice: [start, end) along axis
+  int64_t kernel[2] = {1, 1};   // pools
+  int64_t stride[2] = {1, 1};   // conv2d, pools
+  int64_t padding[2] = {0, 0};  // conv2d, pools (zero padding; pools ignore padded cells)
+  double eps = 1e-5;            // batch_norm, layer_norm
+  double momentum = 0.1;        // batch_norm running stats: new = (1-m) old + m batch
+  double p = 0.0;               // dropout probability
+  double label_smoothing = 0;   // cross_entropy
+  double scale = 0.0;           // sdpa: score scale, 0 = 1/sqrt(head_dim)
+  bool training = false;        // batch_norm, dropout
+  uint64_t seed = 0;            // dropout
 };
 
 struct OutputSpec {
@@ -47,43 +47,44 @@ struct OutputSpec {
 
 //  X(name, inputs, outputs, differentiable-input mask (bit i = input i))
 //  Attributes used are listed after each entry.
-#define STRATA_OP_LIST(X)                                                                   \
-  /* elementwise, numpy broadcasting */                                                     \
-  X(add, 2, 1, 0b11)                                                                        \
-  X(sub, 2, 1, 0b11)                                                                        \
-  X(mul, 2, 1, 0b11)                                                                        \
-  X(div, 2, 1, 0b11)                                                                        \
-  X(relu, 1, 1, 0b1)                                                                        \
-  X(gelu, 1, 1, 0b1) /* tanh form */                                                        \
-  X(tanh, 1, 1, 0b1)                                                                        \
-  X(sigmoid, 1, 1, 0b1)                                                                     \
-  /* reductions: axes, keepdim */                                                           \
-  X(sum, 1, 1, 0b1)                                                                         \
-  X(mean, 1, 1, 0b1)                                                                        \
-  /* linear algebra */                                                                      \
-  X(matmul, 2, 1, 0b11)         /* a[..., M, K] @ b[..., K, N] or b[K, N] */                \
-  X(linear, 3, 1, 0b111)        /* x[..., K], w[N, K], b[N] -> x w^T + b */                  \
-  /* softmax family over the last axis */                                                   \
-  X(softmax, 1, 1, 0b1)                                                                     \
-  X(log_softmax, 1, 1, 0b1)                                                                 \
-  X(cross_entropy, 2, 2, 0b01)  /* logits[N, C], labels i64[N] -> mean loss []; aux probs; label_smoothing */ \
-  /* convolution and pooling, NCHW */                                                       \
-  X(conv2d, 3, 1, 0b111)        /* x[N,C,H,W], w[O,C,kh,kw], b[O]; stride, padding */        \
-  X(max_pool2d, 1, 2, 0b1)      /* kernel, stride, padding; aux: argmax i64 */              \
-  X(avg_pool2d, 1, 1, 0b1)      /* kernel, stride, padding (divides by valid cells) */      \
-  X(global_avg_pool2d, 1, 1, 0b1) /* [N,C,H,W] -> [N,C] */                                  \
-  /* normalisation */                                                                       \
-  X(batch_norm, 5, 3, 0b111)    /* x[N,C,...], gamma, beta, running_mean, running_var; training, momentum, eps; aux: mean, invstd */ \
-  X(layer_norm, 3, 3, 0b111)    /* x[..., D], gamma[D], beta[D]; eps; aux: mean, rstd per row */ \
-  X(embedding, 2, 1, 0b10)      /* ids i64[...], table[V, D] -> [..., D] */                 \
-  X(dropout, 1, 2, 0b1)         /* p, training, seed; aux: the scale mask */                \
-  /* shape */                                                                               \
-  X(reshape, 1, 1, 0b1)         /* shape (-1 allowed once) */                               \
-  X(permute, 1, 1, 0b1)         /* axes = new order */                                      \
-  X(concat, 2, 1, 0b11)         /* axis */                                                  \
-  X(slice, 1, 1, 0b1)           /* axis, start, end */                                      \
-  /* attention */                                                                           \
-  X(sdpa, 3, 2, 0b111)          /* q,k,v [B,H,T,D], causal; scale; aux: probs [B,H,T,T] */
+#define STRATA_OP_LIST(X)                                                                                    \
+  /* elementwise, numpy broadcasting */                                                                      \
+  X(add, 2, 1, 0b11)                                                                                         \
+  X(sub, 2, 1, 0b11)                                                                                         \
+  X(mul, 2, 1, 0b11)                                                                                         \
+  X(div, 2, 1, 0b11)                                                                                         \
+  X(relu, 1, 1, 0b1)                                                                                         \
+  X(gelu, 1, 1, 0b1) /* tanh form */                                                                         \
+  X(tanh, 1, 1, 0b1)                                                                                         \
+  X(sigmoid, 1, 1, 0b1)                                                                                      \
+  /* reductions: axes, keepdim */                                                                            \
+  X(sum, 1, 1, 0b1)                                                                                          \
+  X(mean, 1, 1, 0b1)                                                                                         \
+  /* linear algebra */                                                                                       \
+  X(matmul, 2, 1, 0b11)  /* a[..., M, K] @ b[..., K, N] or b[K, N] */                                        \
+  X(linear, 3, 1, 0b111) /* x[..., K], w[N, K], b[N] -> x w^T + b */                                         \
+  /* softmax family over the last axis */                                                                    \
+  X(softmax, 1, 1, 0b1)                                                                                      \
+  X(log_softmax, 1, 1, 0b1)                                                                                  \
+  X(cross_entropy, 2, 2, 0b01) /* logits[N, C], labels i64[N] -> mean loss []; aux probs; label_smoothing */ \
+  /* convolution and pooling, NCHW */                                                                        \
+  X(conv2d, 3, 1, 0b111)          /* x[N,C,H,W], w[O,C,kh,kw], b[O]; stride, padding */                      \
+  X(max_pool2d, 1, 2, 0b1)        /* kernel, stride, padding; aux: argmax i64 */                             \
+  X(avg_pool2d, 1, 1, 0b1)        /* kernel, stride, padding (divides by valid cells) */                     \
+  X(global_avg_pool2d, 1, 1, 0b1) /* [N,C,H,W] -> [N,C] */                                                   \
+  /* normalisation */                                                                                        \
+  X(batch_norm, 5, 3, 0b111) /* x[N,C,...], gamma, beta, running_mean, running_var; training, momentum, eps; \
+                                aux: mean, invstd */                                                         \
+  X(layer_norm, 3, 3, 0b111) /* x[..., D], gamma[D], beta[D]; eps; aux: mean, rstd per row */                \
+  X(embedding, 2, 1, 0b10)   /* ids i64[...], table[V, D] -> [..., D] */                                     \
+  X(dropout, 1, 2, 0b1)      /* p, training, seed; aux: the scale mask */                                    \
+  /* shape */                                                                                                \
+  X(reshape, 1, 1, 0b1) /* shape (-1 allowed once) */                                                        \
+  X(permute, 1, 1, 0b1) /* axes = new order */                                                               \
+  X(concat, 2, 1, 0b11) /* axis */                                                                           \
+  X(slice, 1, 1, 0b1)   /* axis, start, end */                                                               \
+  /* attention */                                                                                            \
+  X(sdpa, 3, 2, 0b111) /* q,k,v [B,H,T,D], causal; scale; aux: probs [B,H,T,T] */
 
 enum class Op : uint16_t {
 #define STRATA_X(name, nin, nout, mask) name,
@@ -125,8 +126,8 @@ struct Backend {
 // Declares <op>_infer in strata::shape, and <op>_forward / <op>_backward in a backend namespace.
 #define STRATA_DECLARE_INFER(name, nin, nout, mask) \
   std::vector<OutputSpec> name##_infer(const std::vector<OutputSpec>& in, const OpAttrs& a);
-#define STRATA_DECLARE_KERNELS(name, nin, nout, mask)                             \
-  void name##_forward(const OpAttrs& a, const TensorView* in, TensorView* out); \
+#define STRATA_DECLARE_KERNELS(name, nin, nout, mask)                                 \
+  void name##_forward(const OpAttrs& a, const TensorView* in, TensorView* out);       \
   void name##_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, \
                        const TensorView& grad_out, TensorView* grad_in);
 

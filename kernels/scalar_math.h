@@ -14,17 +14,28 @@
 
 namespace strata::math {
 
-template <typename T> STRATA_HD inline T relu(T x) { return x > T(0) ? x : T(0); }
-template <typename T> STRATA_HD inline T relu_grad(T x) { return x > T(0) ? T(1) : T(0); }
+template <typename T>
+STRATA_HD inline T relu(T x) {
+  return x > T(0) ? x : T(0);
+}
+template <typename T>
+STRATA_HD inline T relu_grad(T x) {
+  return x > T(0) ? T(1) : T(0);
+}
 
-template <typename T> STRATA_HD inline T sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); }
+template <typename T>
+STRATA_HD inline T sigmoid(T x) {
+  return T(1) / (T(1) + std::exp(-x));
+}
 
 // GELU, tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-template <typename T> STRATA_HD inline T gelu(T x) {
+template <typename T>
+STRATA_HD inline T gelu(T x) {
   const T k = T(0.7978845608028654), c = T(0.044715);
   return T(0.5) * x * (T(1) + std::tanh(k * (x + c * x * x * x)));
 }
-template <typename T> STRATA_HD inline T gelu_grad(T x) {
+template <typename T>
+STRATA_HD inline T gelu_grad(T x) {
   const T k = T(0.7978845608028654), c = T(0.044715);
   T u = k * (x + c * x * x * x);
   T t = std::tanh(u);
@@ -41,7 +52,8 @@ STRATA_HD inline uint64_t splitmix64(uint64_t x) {
 }
 // Uniform in [0, 1) from (seed, index), 24 bits of precision.
 STRATA_HD inline float uniform01(uint64_t seed, uint64_t index) {
-  return static_cast<float>(splitmix64(seed * 0x100000001b3ull ^ splitmix64(index)) >> 40) * (1.0f / 16777216.0f);
+  return static_cast<float>(splitmix64(seed * 0x100000001b3ull ^ splitmix64(index)) >> 40) *
+         (1.0f / 16777216.0f);
 }
 
 // AdamW (decoupled weight decay), one element, in torch.optim.AdamW's operation
@@ -50,12 +62,13 @@ STRATA_HD inline float uniform01(uint64_t seed, uint64_t index) {
 // decay = 1 - lr*wd, step_size = lr / (1 - beta1^t), bc2_sqrt = sqrt(1 - beta2^t),
 // one_minus_beta1 = 1 - beta1, one_minus_beta2 = 1 - beta2.
 STRATA_HD inline void adamw_update(float& w, float g, float& m, float& v, float decay, float beta2,
-                                   float one_minus_beta1, float one_minus_beta2, float eps,
-                                   float step_size, float bc2_sqrt) {
+                                   float one_minus_beta1, float one_minus_beta2, float eps, float step_size,
+                                   float bc2_sqrt) {
   w *= decay;
   // m.lerp_(g, 1 - beta1) (two-sided, as torch's lerp), v.mul_(beta2).addcmul_(g, g, 1 - beta2);
   // explicit fmas as in torch's vectorised CPU kernels (see sgd_update)
-  m = one_minus_beta1 < 0.5f ? std::fma(one_minus_beta1, g - m, m) : std::fma(m - g, 1.0f - one_minus_beta1, g);
+  m = one_minus_beta1 < 0.5f ? std::fma(one_minus_beta1, g - m, m)
+                             : std::fma(m - g, 1.0f - one_minus_beta1, g);
   v = std::fma(one_minus_beta2 * g, g, v * beta2);
   float denom = std::sqrt(v) / bc2_sqrt + eps;
   w += -step_size * m / denom;
@@ -66,8 +79,8 @@ STRATA_HD inline void adamw_update(float& w, float g, float& m, float& v, float 
 // The multiply-adds are explicit fmas, as torch's vectorised CPU kernels compute
 // add(x, alpha=a), so that trajectories agree with torch.optim.SGD to the bit
 // rather than depending on how a compiler contracts each expression.
-STRATA_HD inline void sgd_update(float& w, float g, float& buf, float lr, float momentum,
-                                 float dampening, float weight_decay, bool nesterov, bool first_step) {
+STRATA_HD inline void sgd_update(float& w, float g, float& buf, float lr, float momentum, float dampening,
+                                 float weight_decay, bool nesterov, bool first_step) {
   if (weight_decay != 0.0f) g = std::fma(weight_decay, w, g);
   if (momentum != 0.0f) {
     buf = first_step ? g : std::fma(1.0f - dampening, g, momentum * buf);

@@ -29,7 +29,10 @@ struct TensorView {
   int64_t dim() const { return static_cast<int64_t>(shape.size()); }
   int64_t size(int64_t i) const { return shape[static_cast<size_t>(i < 0 ? i + dim() : i)]; }
   size_t bytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype); }
-  template <typename T> T* as() const { return static_cast<T*>(data); }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(data);
+  }
 };
 
 }  // namespace strata

@@ -12,7 +12,8 @@ namespace {
 
 std::shared_ptr<Module> build_cnn(const ModelSpec& s) {
   if (s.input_shape.size() != 3)
-    throw ConfigError("model cnn: needs a (C, H, W) sample shape, got rank " + std::to_string(s.input_shape.size()));
+    throw ConfigError("model cnn: needs a (C, H, W) sample shape, got rank " +
+                      std::to_string(s.input_shape.size()));
   Generator gen(s.seed);
   int64_t c = s.input_shape[0], h = s.input_shape[1], w = s.input_shape[2];
   auto net = std::make_shared<Sequential>();

@@ -18,10 +18,10 @@ struct ModelSpec {
   std::string name;
   std::vector<int64_t> input_shape;  // per sample, e.g. {1, 28, 28}
   int64_t num_classes = 10;
-  std::vector<int64_t> hidden;       // MLP hidden widths / CNN classifier widths
-  std::vector<int64_t> channels;     // CNN conv block channels
+  std::vector<int64_t> hidden;    // MLP hidden widths / CNN classifier widths
+  std::vector<int64_t> channels;  // CNN conv block channels
   double dropout = 0.0;
-  uint64_t seed = 0;                 // initialisation seed
+  uint64_t seed = 0;  // initialisation seed
 };
 
 using ModelBuilder = std::function<std::shared_ptr<Module>(const ModelSpec&)>;

@@ -40,7 +40,8 @@ bool needs_quotes(const std::string& s) {
   for (const char* w : specials)
     if (lower == w) return true;
   for (char c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == '/' || c == ':'))
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == '/' ||
+          c == ':'))
       return true;
   if (s.find(": ") != std::string::npos || s.back() == ':') return true;
   if (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '.') return true;
@@ -110,14 +111,30 @@ std::string ConfigKey::section() const {
 std::string ConfigKey::type_name() const {
   std::string base;
   switch (kind) {
-    case ValueKind::Int: base = "int"; break;
-    case ValueKind::Float: base = "float"; break;
-    case ValueKind::Bool: base = "bool"; break;
-    case ValueKind::String: base = "string"; break;
-    case ValueKind::Bytes: base = "bytes"; break;
-    case ValueKind::IntList: base = "list<int>"; break;
-    case ValueKind::FloatList: base = "list<float>"; break;
-    case ValueKind::StringList: base = "list<string>"; break;
+    case ValueKind::Int:
+      base = "int";
+      break;
+    case ValueKind::Float:
+      base = "float";
+      break;
+    case ValueKind::Bool:
+      base = "bool";
+      break;
+    case ValueKind::String:
+      base = "string";
+      break;
+    case ValueKind::Bytes:
+      base = "bytes";
+      break;
+    case ValueKind::IntList:
+      base = "list<int>";
+      break;
+    case ValueKind::FloatList:
+      base = "list<float>";
+      break;
+    case ValueKind::StringList:
+      base = "list<string>";
+      break;
     case ValueKind::Enum: {
       std::string out = "enum:";
       for (size_t i = 0; i < choices.size(); ++i) out += (i ? " | " : " ") + choices[i];
@@ -176,9 +193,18 @@ struct Unit {
   double factor;
 };
 const Unit kUnits[] = {
-    {"TiB", 1099511627776.0}, {"GiB", 1073741824.0}, {"MiB", 1048576.0}, {"KiB", 1024.0},
-    {"TB", 1e12},             {"GB", 1e9},           {"MB", 1e6},        {"KB", 1e3},
-    {"T", 1099511627776.0},   {"G", 1073741824.0},   {"M", 1048576.0},   {"K", 1024.0},
+    {"TiB", 1099511627776.0},
+    {"GiB", 1073741824.0},
+    {"MiB", 1048576.0},
+    {"KiB", 1024.0},
+    {"TB", 1e12},
+    {"GB", 1e9},
+    {"MB", 1e6},
+    {"KB", 1e3},
+    {"T", 1099511627776.0},
+    {"G", 1073741824.0},
+    {"M", 1048576.0},
+    {"K", 1024.0},
     {"B", 1.0},
 };
 }  // namespace
@@ -204,7 +230,8 @@ int64_t parse_byte_size(const std::string& text) {
 }
 
 std::string format_byte_size(int64_t bytes) {
-  static const Unit binary[] = {{"TiB", 1099511627776.0}, {"GiB", 1073741824.0}, {"MiB", 1048576.0}, {"KiB", 1024.0}};
+  static const Unit binary[] = {
+      {"TiB", 1099511627776.0}, {"GiB", 1073741824.0}, {"MiB", 1048576.0}, {"KiB", 1024.0}};
   if (bytes > 0)
     for (const Unit& u : binary) {
       auto f = static_cast<int64_t>(u.factor);

@@ -36,8 +36,8 @@ std::string config_docs_markdown() {
     out += "| Key | Type | Default | Description |\n|---|---|---|---|\n";
     for (const ConfigKey& key : config_schema()) {
       if (key.section() != section.name) continue;
-      out += "| `" + key.path + "` | " + cell(key.type_name()) + " | `" + cell(format_config_value(key, defaults)) +
-             "` | " + cell(key.doc) + " |\n";
+      out += "| `" + key.path + "` | " + cell(key.type_name()) + " | `" +
+             cell(format_config_value(key, defaults)) + "` | " + cell(key.doc) + " |\n";
     }
   }
   return out;

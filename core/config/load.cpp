@@ -35,7 +35,8 @@ std::string show(const YAML::Node& n) {
 
 [[noreturn]] void fail_type(const std::string& path, const std::string& where, const std::string& expected,
                             const YAML::Node& got) {
-  throw ConfigError("config key '" + path + "' at " + where + ": expected " + expected + ", got " + show(got));
+  throw ConfigError("config key '" + path + "' at " + where + ": expected " + expected + ", got " +
+                    show(got));
 }
 
 template <class T>
@@ -51,24 +52,27 @@ T scalar_as(const ConfigKey& key, const std::string& path, const YAML::Node& n, 
 void check_range(const ConfigKey& key, const std::string& path, double v, const std::string& where,
                  const YAML::Node& n) {
   if (!key.range.contains(v))
-    throw ConfigError("config key '" + path + "' at " + where + ": value " + n.Scalar() + " is out of range, expected " +
-                      key.type_name());
+    throw ConfigError("config key '" + path + "' at " + where + ": value " + n.Scalar() +
+                      " is out of range, expected " + key.type_name());
 }
 
-int64_t read_int(const ConfigKey& key, const std::string& path, const YAML::Node& n, const std::string& where) {
+int64_t read_int(const ConfigKey& key, const std::string& path, const YAML::Node& n,
+                 const std::string& where) {
   auto v = scalar_as<int64_t>(key, path, n, where);
   check_range(key, path, static_cast<double>(v), where, n);
   return v;
 }
 
-double read_float(const ConfigKey& key, const std::string& path, const YAML::Node& n, const std::string& where) {
+double read_float(const ConfigKey& key, const std::string& path, const YAML::Node& n,
+                  const std::string& where) {
   auto v = scalar_as<double>(key, path, n, where);
   if (!std::isfinite(v)) fail_type(path, where, key.type_name() + " (finite)", n);
   check_range(key, path, v, where, n);
   return v;
 }
 
-std::string read_string(const ConfigKey& key, const std::string& path, const YAML::Node& n, const std::string& where) {
+std::string read_string(const ConfigKey& key, const std::string& path, const YAML::Node& n,
+                        const std::string& where) {
   if (n.IsNull()) return "";
   return scalar_as<std::string>(key, path, n, where);
 }
@@ -84,15 +88,24 @@ std::vector<T> read_list(const ConfigKey& key, const YAML::Node& n, const std::s
   return out;
 }
 
-void assign(const ConfigKey& key, TrainConfig& cfg, const YAML::Node& n, const Origin& origin, const YAML::Mark& mark) {
+void assign(const ConfigKey& key, TrainConfig& cfg, const YAML::Node& n, const Origin& origin,
+            const YAML::Mark& mark) {
   const std::string where = origin.at(n.Mark().is_null() ? mark : n.Mark());
   const std::string& p = key.path;
   FieldRef ref = key.field(cfg);
   switch (key.kind) {
-    case ValueKind::Int: *std::get<int64_t*>(ref) = read_int(key, p, n, where); break;
-    case ValueKind::Float: *std::get<double*>(ref) = read_float(key, p, n, where); break;
-    case ValueKind::Bool: *std::get<bool*>(ref) = scalar_as<bool>(key, p, n, where); break;
-    case ValueKind::String: *std::get<std::string*>(ref) = read_string(key, p, n, where); break;
+    case ValueKind::Int:
+      *std::get<int64_t*>(ref) = read_int(key, p, n, where);
+      break;
+    case ValueKind::Float:
+      *std::get<double*>(ref) = read_float(key, p, n, where);
+      break;
+    case ValueKind::Bool:
+      *std::get<bool*>(ref) = scalar_as<bool>(key, p, n, where);
+      break;
+    case ValueKind::String:
+      *std::get<std::string*>(ref) = read_string(key, p, n, where);
+      break;
     case ValueKind::Enum: {
       std::string v = read_string(key, p, n, where);
       if (std::find(key.choices.begin(), key.choices.end(), v) == key.choices.end())
@@ -112,8 +125,12 @@ void assign(const ConfigKey& key, TrainConfig& cfg, const YAML::Node& n, const O
       *std::get<int64_t*>(ref) = v;
       break;
     }
-    case ValueKind::IntList: *std::get<std::vector<int64_t>*>(ref) = read_list<int64_t>(key, n, where, read_int); break;
-    case ValueKind::FloatList: *std::get<std::vector<double>*>(ref) = read_list<double>(key, n, where, read_float); break;
+    case ValueKind::IntList:
+      *std::get<std::vector<int64_t>*>(ref) = read_list<int64_t>(key, n, where, read_int);
+      break;
+    case ValueKind::FloatList:
+      *std::get<std::vector<double>*>(ref) = read_list<double>(key, n, where, read_float);
+      break;
     case ValueKind::StringList:
       *std::get<std::vector<std::string>*>(ref) = read_list<std::string>(key, n, where, read_string);
       break;
@@ -127,8 +144,8 @@ bool is_section(const std::string& name) {
 }
 
 [[noreturn]] void fail_unknown(const std::string& path, const std::string& where) {
-  throw ConfigError("unknown config key '" + path + "' at " + where + "; did you mean '" + nearest_config_key(path) +
-                    "'?");
+  throw ConfigError("unknown config key '" + path + "' at " + where + "; did you mean '" +
+                    nearest_config_key(path) + "'?");
 }
 
 void walk(const YAML::Node& map, const std::string& prefix, TrainConfig& cfg, const Origin& origin) {
@@ -149,17 +166,20 @@ void walk(const YAML::Node& map, const std::string& prefix, TrainConfig& cfg, co
   }
 }
 
-TrainConfig parse_node(const YAML::Node& root, const Origin& origin, const std::vector<std::string>& overrides) {
+TrainConfig parse_node(const YAML::Node& root, const Origin& origin,
+                       const std::vector<std::string>& overrides) {
   TrainConfig cfg;
   if (root.IsDefined() && !root.IsNull()) {
-    if (!root.IsMap()) throw ConfigError("config " + origin.source + ": expected a mapping of sections at the top level");
+    if (!root.IsMap())
+      throw ConfigError("config " + origin.source + ": expected a mapping of sections at the top level");
     walk(root, "", cfg, origin);
   }
   for (const std::string& o : overrides) apply_config_override(cfg, o);
   try {
     validate_config(cfg);
   } catch (const ConfigError& e) {
-    throw ConfigError(std::string(e.what()) + " (in " + origin.source + (overrides.empty() ? "" : " with overrides") + ")");
+    throw ConfigError(std::string(e.what()) + " (in " + origin.source +
+                      (overrides.empty() ? "" : " with overrides") + ")");
   }
   return cfg;
 }
@@ -168,7 +188,8 @@ YAML::Node load_yaml(const std::string& text, const std::string& source) {
   try {
     return YAML::Load(text);
   } catch (const YAML::ParserException& e) {
-    throw ConfigError("config " + source + ":" + std::to_string(e.mark.line + 1) + ": YAML syntax error: " + e.msg);
+    throw ConfigError("config " + source + ":" + std::to_string(e.mark.line + 1) +
+                      ": YAML syntax error: " + e.msg);
   }
 }
 
@@ -199,8 +220,8 @@ void apply_config_override(TrainConfig& cfg, const std::string& assignment) {
     std::string example;
     for (const ConfigKey& k : config_schema())
       if (example.empty() && k.section() == path) example = k.path;
-    throw ConfigError("config section '" + path + "' at " + origin.source + ": override its keys one at a time, e.g. " +
-                      example + "=...");
+    throw ConfigError("config section '" + path + "' at " + origin.source +
+                      ": override its keys one at a time, e.g. " + example + "=...");
   }
   if (!key) fail_unknown(path, origin.source);
   YAML::Node value;
@@ -217,8 +238,9 @@ void apply_config_override(TrainConfig& cfg, const std::string& assignment) {
 void validate_config(const TrainConfig& cfg) {
   const auto& d = cfg.data;
   if (d.normalize_mean.size() != d.normalize_std.size())
-    throw ConfigError("config keys 'data.normalize_mean' and 'data.normalize_std' must have the same length, got " +
-                      std::to_string(d.normalize_mean.size()) + " and " + std::to_string(d.normalize_std.size()));
+    throw ConfigError(
+        "config keys 'data.normalize_mean' and 'data.normalize_std' must have the same length, got " +
+        std::to_string(d.normalize_mean.size()) + " and " + std::to_string(d.normalize_std.size()));
 }
 
 }  // namespace strata

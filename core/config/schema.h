@@ -31,15 +31,15 @@ using FieldRef = std::variant<int64_t*, double*, bool*, std::string*, std::vecto
                               std::vector<double>*, std::vector<std::string>*>;
 
 struct ConfigKey {
-  std::string path;                  // "optimizer.lr"
+  std::string path;  // "optimizer.lr"
   ValueKind kind;
   std::vector<std::string> choices;  // allowed values of an Enum
   Range range;                       // numbers, bytes and list elements
   std::string doc;                   // one line
   std::function<FieldRef(TrainConfig&)> field;
 
-  std::string section() const;       // "optimizer"; "" for top-level keys
-  std::string type_name() const;     // "float > 0", "enum: sgd | adamw", "list<int> >= 1"
+  std::string section() const;    // "optimizer"; "" for top-level keys
+  std::string type_name() const;  // "float > 0", "enum: sgd | adamw", "list<int> >= 1"
 };
 
 struct ConfigSection {

@@ -12,9 +12,9 @@
 namespace strata {
 
 struct ModelConfig {
-  std::string name = "mlp";                   // mlp | cnn
-  std::vector<int64_t> hidden = {256, 128};   // MLP hidden widths
-  std::vector<int64_t> channels = {32, 64};   // CNN conv block widths
+  std::string name = "mlp";                  // mlp | cnn
+  std::vector<int64_t> hidden = {256, 128};  // MLP hidden widths
+  std::vector<int64_t> channels = {32, 64};  // CNN conv block widths
   double dropout = 0.0;
   int64_t num_classes = 10;
   bool operator==(const ModelConfig&) const = default;
@@ -26,20 +26,20 @@ struct DataConfig {
   std::string val_url;
   std::string cache_dir = "/tmp/strata-cache";
   int64_t cache_bytes = int64_t{4} << 30;
-  std::string cache_lifetime = "job";          // job | persistent
-  int64_t batch_size = 128;                    // per rank
+  std::string cache_lifetime = "job";  // job | persistent
+  int64_t batch_size = 128;            // per rank
   int64_t shuffle_window = 0;
   int64_t lookahead_bytes = int64_t{512} << 20;
   int64_t staging_threads = 4;
   int64_t decode_threads = 2;
   std::vector<double> normalize_mean;
   std::vector<double> normalize_std;
-  std::string remainder = "drop";              // drop | pad
+  std::string remainder = "drop";  // drop | pad
   bool operator==(const DataConfig&) const = default;
 };
 
 struct OptimizerConfig {
-  std::string name = "adamw";                  // sgd | adamw
+  std::string name = "adamw";  // sgd | adamw
   double lr = 1e-3;
   double momentum = 0.9;
   bool nesterov = false;
@@ -66,12 +66,12 @@ struct ScheduleConfig {
   int64_t plateau_patience = 10;
   double plateau_factor = 0.1;
   double plateau_threshold = 1e-4;
-  std::string plateau_mode = "min";            // min | max
+  std::string plateau_mode = "min";  // min | max
   bool operator==(const ScheduleConfig&) const = default;
 };
 
 struct PrecisionConfig {
-  std::string dtype = "fp32";                  // fp32 | fp16 | bf16
+  std::string dtype = "fp32";  // fp32 | fp16 | bf16
   double init_scale = 65536.0;
   double growth_factor = 2.0;
   double backoff_factor = 0.5;
@@ -97,7 +97,7 @@ struct ClippingConfig {
 struct EarlyStoppingConfig {
   bool enabled = false;
   std::string monitor = "val_loss";
-  std::string mode = "min";                    // min | max
+  std::string mode = "min";  // min | max
   int64_t patience = 5;
   double min_delta = 0.0;
   bool restore_best = true;
@@ -109,14 +109,14 @@ struct CheckpointConfig {
   int64_t every_epochs = 1;
   int64_t keep_last = 3;
   bool keep_best = true;
-  std::string resume;                          // "" | auto | PATH
+  std::string resume;  // "" | auto | PATH
   bool operator==(const CheckpointConfig&) const = default;
 };
 
 struct LoggingConfig {
   int64_t every_steps = 50;
   bool tensorboard = true;
-  std::string console = "auto";                // auto | plain | off
+  std::string console = "auto";  // auto | plain | off
   bool operator==(const LoggingConfig&) const = default;
 };
 

@@ -15,9 +15,12 @@ std::string format_duration(double s) {
   if (!std::isfinite(s) || s < 0) return "?";
   auto t = static_cast<int64_t>(s + 0.5);
   char buf[32];
-  if (t >= 3600) std::snprintf(buf, sizeof buf, "%ldh%02ldm", static_cast<long>(t / 3600), static_cast<long>(t / 60 % 60));
-  else if (t >= 60) std::snprintf(buf, sizeof buf, "%ldm%02lds", static_cast<long>(t / 60), static_cast<long>(t % 60));
-  else std::snprintf(buf, sizeof buf, "%lds", static_cast<long>(t));
+  if (t >= 3600)
+    std::snprintf(buf, sizeof buf, "%ldh%02ldm", static_cast<long>(t / 3600), static_cast<long>(t / 60 % 60));
+  else if (t >= 60)
+    std::snprintf(buf, sizeof buf, "%ldm%02lds", static_cast<long>(t / 60), static_cast<long>(t % 60));
+  else
+    std::snprintf(buf, sizeof buf, "%lds", static_cast<long>(t));
   return buf;
 }
 
@@ -28,7 +31,8 @@ RunLog::RunLog(const std::string& run_dir, bool enabled, ConsoleMode console, bo
   tty_ = console_ == ConsoleMode::automatic && isatty(fileno(stdout));
   log_ = std::fopen((run_dir + "/train.log").c_str(), "a");
   jsonl_ = std::fopen((run_dir + "/metrics.jsonl").c_str(), "a");
-  if (!log_ || !jsonl_) throw IoError("cannot open train.log / metrics.jsonl in " + run_dir + ": " + std::strerror(errno));
+  if (!log_ || !jsonl_)
+    throw IoError("cannot open train.log / metrics.jsonl in " + run_dir + ": " + std::strerror(errno));
   if (tensorboard) tb_ = std::make_unique<TensorBoardWriter>(run_dir + "/tensorboard");
 }
 
@@ -49,15 +53,16 @@ void RunLog::end_redraw() {
 void RunLog::progress(const ProgressInfo& p) {
   if (!enabled_) return;
   char line[320];
-  int n = std::snprintf(line, sizeof line,
-                        "epoch %ld/%ld step %ld (%ld/%ld) loss %.4f lr %.3g %.0f samples/s data-wait %.1f%%",
-                        static_cast<long>(p.epoch + 1), static_cast<long>(p.epochs), static_cast<long>(p.step),
-                        static_cast<long>(p.step_in_epoch), static_cast<long>(p.steps_per_epoch), p.loss, p.lr,
-                        p.samples_per_second, 100.0 * p.data_wait_fraction);
+  int n = std::snprintf(
+      line, sizeof line, "epoch %ld/%ld step %ld (%ld/%ld) loss %.4f lr %.3g %.0f samples/s data-wait %.1f%%",
+      static_cast<long>(p.epoch + 1), static_cast<long>(p.epochs), static_cast<long>(p.step),
+      static_cast<long>(p.step_in_epoch), static_cast<long>(p.steps_per_epoch), p.loss, p.lr,
+      p.samples_per_second, 100.0 * p.data_wait_fraction);
   if (p.loss_scale > 0 && n > 0 && n < static_cast<int>(sizeof line))
     n += std::snprintf(line + n, sizeof line - static_cast<size_t>(n), " scale %.0f", p.loss_scale);
   if (n > 0 && n < static_cast<int>(sizeof line))
-    std::snprintf(line + n, sizeof line - static_cast<size_t>(n), " eta %s", format_duration(p.eta_seconds).c_str());
+    std::snprintf(line + n, sizeof line - static_cast<size_t>(n), " eta %s",
+                  format_duration(p.eta_seconds).c_str());
   std::fprintf(log_, "%s\n", line);
   std::fflush(log_);  // people tail train.log; a line every logging.every_steps is cheap
   if (console_ == ConsoleMode::off) return;

@@ -36,7 +36,8 @@ void put_bytes(std::string& s, int field, const std::string& b) {
   put_varint(s, b.size());
   s += b;
 }
-template <typename T> void put_fixed(std::string& s, int field, int wire, T v) {
+template <typename T>
+void put_fixed(std::string& s, int field, int wire, T v) {
   put_tag(s, field, wire);
   char buf[sizeof(T)];
   std::memcpy(buf, &v, sizeof(T));  // little-endian host
@@ -78,8 +79,8 @@ TensorBoardWriter::TensorBoardWriter(const std::string& dir) {
   std::filesystem::create_directories(dir);
   char host[256] = "localhost";
   gethostname(host, sizeof(host) - 1);
-  path_ = dir + "/events.out.tfevents." + std::to_string(static_cast<int64_t>(now_seconds())) + "." + host + "." +
-          std::to_string(getpid());
+  path_ = dir + "/events.out.tfevents." + std::to_string(static_cast<int64_t>(now_seconds())) + "." + host +
+          "." + std::to_string(getpid());
   file_ = std::fopen(path_.c_str(), "wb");
   if (!file_) throw IoError("cannot create TensorBoard event file " + path_ + ": " + std::strerror(errno));
   std::string version = "brain.Event:2";

@@ -9,7 +9,8 @@
 
 namespace strata {
 
-Conv2d::Conv2d(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t padding, bool bias, Generator* gen)
+Conv2d::Conv2d(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t padding, bool bias,
+               Generator* gen)
     : in_(in), out_(out), kernel_(kernel), stride_(stride), padding_(padding) {
   if (in <= 0 || out <= 0 || kernel <= 0 || stride <= 0 || padding < 0)
     throw ShapeError("Conv2d(in " + std::to_string(in) + ", out " + std::to_string(out) + ", kernel " +

@@ -5,8 +5,7 @@
 
 namespace strata {
 
-Dropout::Dropout(double p, Generator* gen)
-    : p_(p), gen_((gen ? *gen : default_generator()).next_u64()) {
+Dropout::Dropout(double p, Generator* gen) : p_(p), gen_((gen ? *gen : default_generator()).next_u64()) {
   if (!(p >= 0.0 && p < 1.0)) throw Error("Dropout(" + std::to_string(p) + "): p must be in [0, 1)");
 }
 

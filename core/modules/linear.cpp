@@ -11,7 +11,8 @@ namespace strata {
 
 Linear::Linear(int64_t in, int64_t out, bool bias, Generator* gen) : in_(in), out_(out) {
   if (in <= 0 || out <= 0)
-    throw ShapeError("Linear(" + std::to_string(in) + ", " + std::to_string(out) + "): sizes must be positive");
+    throw ShapeError("Linear(" + std::to_string(in) + ", " + std::to_string(out) +
+                     "): sizes must be positive");
   Generator& g = gen ? *gen : default_generator();
   Tensor w = Tensor::empty({out, in});
   init::kaiming_uniform_(w, g, std::sqrt(5.0));

@@ -7,7 +7,8 @@ namespace strata {
 
 BatchNorm2d::BatchNorm2d(int64_t channels, double momentum, double eps)
     : channels_(channels), momentum_(momentum), eps_(eps) {
-  if (channels <= 0) throw ShapeError("BatchNorm2d(" + std::to_string(channels) + "): channels must be positive");
+  if (channels <= 0)
+    throw ShapeError("BatchNorm2d(" + std::to_string(channels) + "): channels must be positive");
   weight_ = register_parameter("weight", Tensor::ones({channels}));
   bias_ = register_parameter("bias", Tensor::zeros({channels}));
   running_mean_ = register_buffer("running_mean", Tensor::zeros({channels}));
@@ -29,7 +30,8 @@ LayerNorm::LayerNorm(int64_t d, double eps) : d_(d), eps_(eps) {
 
 Tensor LayerNorm::forward(const Tensor& x) {
   if (x.dim() < 1 || x.size(-1) != d_)
-    throw ShapeError("LayerNorm(" + std::to_string(d_) + "): input " + x.str() + " must end in " + std::to_string(d_));
+    throw ShapeError("LayerNorm(" + std::to_string(d_) + "): input " + x.str() + " must end in " +
+                     std::to_string(d_));
   return layer_norm(x, weight_, bias_, eps_);
 }
 

@@ -13,7 +13,8 @@ AdamW::AdamW(NamedTensors params, const AdamWOptions& opt) : Optimizer(std::move
     throw Error("AdamW: betas must be in [0, 1), got (" + std::to_string(opt.beta1) + ", " +
                 std::to_string(opt.beta2) + ")");
   if (!(opt.eps >= 0.0)) throw Error("AdamW: eps must be >= 0, got " + std::to_string(opt.eps));
-  if (!(opt.weight_decay >= 0.0)) throw Error("AdamW: weight_decay must be >= 0, got " + std::to_string(opt.weight_decay));
+  if (!(opt.weight_decay >= 0.0))
+    throw Error("AdamW: weight_decay must be >= 0, got " + std::to_string(opt.weight_decay));
 }
 
 void AdamW::update(const std::string& name, Tensor& param, const Tensor& grad) {
@@ -34,7 +35,8 @@ void AdamW::update(const std::string& name, Tensor& param, const Tensor& grad) {
   float* m = slot(name, "exp_avg", param).data<float>();
   float* v = slot(name, "exp_avg_sq", param).data<float>();
   parallel_for(param.numel(), kOptimizerGrain, [&](int64_t s, int64_t e) {
-    for (int64_t i = s; i < e; ++i) math::adamw_update(w[i], g[i], m[i], v[i], decay, b2, omb1, omb2, eps, step_size, bc2_sqrt);
+    for (int64_t i = s; i < e; ++i)
+      math::adamw_update(w[i], g[i], m[i], v[i], decay, b2, omb1, omb2, eps, step_size, bc2_sqrt);
   });
 }
 

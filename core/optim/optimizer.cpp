@@ -31,8 +31,10 @@ void Optimizer::step() {
     if (!g.defined()) continue;
     if (g.numel() != p.numel())
       throw ShapeError("optimizer: gradient " + g.str() + " does not match parameter '" + n + "' " + p.str());
-    if (g.dtype() != DType::f32) g = g.to(DType::f32);
-    else g = g.contiguous();
+    if (g.dtype() != DType::f32)
+      g = g.to(DType::f32);
+    else
+      g = g.contiguous();
     update(n, p, g);
   }
 }
@@ -65,8 +67,10 @@ void Optimizer::load_state(const OptimizerState& s) {
     auto p = dot == std::string::npos ? by_name.end() : by_name.find(k.substr(0, dot));
     if (p == by_name.end()) throw Error(type_name() + " load_state: '" + k + "' names no parameter");
     if (t.numel() != p->second->numel() && t.numel() != 1)
-      throw ShapeError(type_name() + " load_state: '" + k + "' " + t.str() + " does not fit " + p->second->str());
-    Tensor c = Tensor::empty(t.numel() == 1 && p->second->numel() != 1 ? Shape{} : p->second->shape(), DType::f32);
+      throw ShapeError(type_name() + " load_state: '" + k + "' " + t.str() + " does not fit " +
+                       p->second->str());
+    Tensor c =
+        Tensor::empty(t.numel() == 1 && p->second->numel() != 1 ? Shape{} : p->second->shape(), DType::f32);
     c.copy_(t);
     loaded.emplace(k, c);
   }

@@ -44,7 +44,8 @@ class Optimizer {
   // Updates one parameter (n contiguous FP32 elements) with its gradient.
   virtual void update(const std::string& name, Tensor& param, const Tensor& grad) = 0;
   // The state tensor `name.slot` shaped like `param`, created zero-filled on first use.
-  Tensor& slot(const std::string& name, const std::string& slot, const Tensor& param, bool* created = nullptr);
+  Tensor& slot(const std::string& name, const std::string& slot, const Tensor& param,
+               bool* created = nullptr);
 
   std::map<std::string, Tensor> state_;
 

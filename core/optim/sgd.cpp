@@ -8,7 +8,8 @@ namespace strata {
 
 SGD::SGD(NamedTensors params, const SGDOptions& opt) : Optimizer(std::move(params), opt.lr), opt_(opt) {
   if (opt.momentum < 0.0) throw Error("SGD: momentum must be >= 0, got " + std::to_string(opt.momentum));
-  if (opt.weight_decay < 0.0) throw Error("SGD: weight_decay must be >= 0, got " + std::to_string(opt.weight_decay));
+  if (opt.weight_decay < 0.0)
+    throw Error("SGD: weight_decay must be >= 0, got " + std::to_string(opt.weight_decay));
   if (opt.nesterov && (opt.momentum <= 0.0 || opt.dampening != 0.0))
     throw Error("SGD: Nesterov momentum needs momentum > 0 and zero dampening");
 }

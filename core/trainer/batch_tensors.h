@@ -14,7 +14,7 @@ struct BatchTensors {
   Tensor labels;  // (B) i64
 };
 
-BatchTensors batch_to_tensors(const HostBatch& b, const std::string& input_field, const std::string& label_field,
-                              const std::vector<int64_t>& sample_shape);
+BatchTensors batch_to_tensors(const HostBatch& b, const std::string& input_field,
+                              const std::string& label_field, const std::vector<int64_t>& sample_shape);
 
 }  // namespace strata

@@ -10,7 +10,8 @@
 namespace strata {
 
 MemoryBatchSource::MemoryBatchSource(std::vector<float> inputs, std::vector<int64_t> labels,
-                                     std::vector<int64_t> sample_shape, int64_t batch_size, uint64_t seed, bool shuffle)
+                                     std::vector<int64_t> sample_shape, int64_t batch_size, uint64_t seed,
+                                     bool shuffle)
     : inputs_(std::move(inputs)),
       labels_(std::move(labels)),
       sample_shape_(std::move(sample_shape)),
@@ -22,8 +23,8 @@ MemoryBatchSource::MemoryBatchSource(std::vector<float> inputs, std::vector<int6
   for (auto d : sample_shape_) sample_numel_ *= d;
   if (batch_ <= 0) throw Error("MemoryBatchSource: batch size must be positive");
   if (static_cast<int64_t>(inputs_.size()) != n_ * sample_numel_)
-    throw Error("MemoryBatchSource: " + std::to_string(inputs_.size()) + " input values for " + std::to_string(n_) +
-                " samples of " + std::to_string(sample_numel_));
+    throw Error("MemoryBatchSource: " + std::to_string(inputs_.size()) + " input values for " +
+                std::to_string(n_) + " samples of " + std::to_string(sample_numel_));
   start_epoch(0);
 }
 
@@ -60,7 +61,8 @@ bool MemoryBatchSource::next(HostBatch& out) {
   y.bytes.resize(static_cast<size_t>(batch_) * 8);
   for (int64_t i = 0; i < batch_; ++i) {
     int64_t s = order_[static_cast<size_t>(batch_index_ * batch_ + i)];
-    std::memcpy(x.as<float>() + i * sample_numel_, inputs_.data() + s * sample_numel_, static_cast<size_t>(sample_numel_) * 4);
+    std::memcpy(x.as<float>() + i * sample_numel_, inputs_.data() + s * sample_numel_,
+                static_cast<size_t>(sample_numel_) * 4);
     y.as<int64_t>()[i] = labels_[static_cast<size_t>(s)];
   }
   out.size = batch_;

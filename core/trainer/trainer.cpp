@@ -62,8 +62,8 @@ void count_hits(const Tensor& logits, const Tensor& labels, int64_t* top1, int64
 
 }  // namespace
 
-Trainer::Trainer(TrainConfig cfg, std::string run_dir, std::shared_ptr<Module> model, std::vector<int64_t> sample_shape,
-                 Communicator& comm)
+Trainer::Trainer(TrainConfig cfg, std::string run_dir, std::shared_ptr<Module> model,
+                 std::vector<int64_t> sample_shape, Communicator& comm)
     : cfg_(std::move(cfg)),
       run_dir_(std::move(run_dir)),
       model_(std::move(model)),
@@ -111,7 +111,8 @@ double Trainer::train_micro_batch(const HostBatch& b, bool sync, int64_t* correc
   double value = loss.item();
   int64_t top5 = 0;
   count_hits(logits, t.labels, correct, &top5);
-  Tensor objective = cfg_.trainer.accumulate > 1 ? scale(loss, 1.0 / static_cast<double>(cfg_.trainer.accumulate)) : loss;
+  Tensor objective =
+      cfg_.trainer.accumulate > 1 ? scale(loss, 1.0 / static_cast<double>(cfg_.trainer.accumulate)) : loss;
   sync_->begin_step(sync);
   scaler_.scale_loss(objective).backward();
   return value;
@@ -165,7 +166,8 @@ EvalResult Trainer::evaluate(BatchSource& src) {
     n += valid;
   }
   model_->train(was_training);
-  auto s = allreduce_sums({loss_sum, static_cast<double>(top1), static_cast<double>(top5), static_cast<double>(n)});
+  auto s = allreduce_sums(
+      {loss_sum, static_cast<double>(top1), static_cast<double>(top5), static_cast<double>(n)});
   EvalResult r;
   r.samples = static_cast<int64_t>(s[3]);
   if (r.samples > 0) {

@@ -54,8 +54,8 @@ struct TrainSummary {
 class Trainer {
  public:
   // `sample_shape` is the per-sample input shape the model takes, e.g. {1, 28, 28}.
-  Trainer(TrainConfig cfg, std::string run_dir, std::shared_ptr<Module> model, std::vector<int64_t> sample_shape,
-          Communicator& comm);
+  Trainer(TrainConfig cfg, std::string run_dir, std::shared_ptr<Module> model,
+          std::vector<int64_t> sample_shape, Communicator& comm);
   ~Trainer();
 
   // Trains; `val` may be null (validation then uses `test` when given); `test`

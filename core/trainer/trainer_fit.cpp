@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -26,7 +26,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void collect_dropouts(const Module& m, const std::string& prefix, std::vector<std::pair<std::string, Dropout*>>& out) {
+void collect_dropouts(const Module& m, const std::string& prefix,
+                      std::vector<std::pair<std::string, Dropout*>>& out) {
   for (auto& [name, child] : m.named_children()) {
     std::string path = prefix.empty() ? name : prefix + "." + name;
     if (auto* d = dynamic_cast<Dropout*>(child.get())) out.push_back({path, d});
@@ -123,10 +124,12 @@ void Trainer::restore_checkpoint(const Checkpoint& ck, BatchSource& train, Progr
   p.epochs_done = ck.int_value("epochs_done");
   p.best_epoch = ck.int_value(ckpt_key::best_epoch);
   p.have_best = ck.int_value("have_best") != 0;
-  p.early.load_state({ck.scalar_value("early_best"), ck.int_value("early_best_epoch"), ck.int_value(ckpt_key::patience_counter)});
+  p.early.load_state({ck.scalar_value("early_best"), ck.int_value("early_best_epoch"),
+                      ck.int_value(ckpt_key::patience_counter)});
   p.loss_sum = ck.scalar_value("epoch_loss_sum");
   p.best_metric = ck.scalar_value(ckpt_key::best_metric);
-  scaler_.load_state({ck.scalar_value(ckpt_key::scaler_scale), ck.int_value(ckpt_key::scaler_growth_tracker)});
+  scaler_.load_state(
+      {ck.scalar_value(ckpt_key::scaler_scale), ck.int_value(ckpt_key::scaler_growth_tracker)});
   default_generator().set_state(ck.rng_state("default"));
   std::vector<std::pair<std::string, Dropout*>> drops;
   collect_dropouts(*model_, "", drops);

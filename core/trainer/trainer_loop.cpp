@@ -58,7 +58,8 @@ TrainSummary Trainer::fit(BatchSource& train, BatchSource* val, BatchSource* tes
   }
   const int64_t acc = std::max<int64_t>(1, cfg_.trainer.accumulate);
   const int64_t bpe = train.batches_per_epoch();
-  if (bpe == 0) throw Error("the training set yields no batch per rank (batch size larger than this rank's share?)");
+  if (bpe == 0)
+    throw Error("the training set yields no batch per rank (batch size larger than this rank's share?)");
   const int64_t steps_per_epoch = (bpe + acc - 1) / acc;
   int64_t total_steps = cfg_.trainer.epochs * steps_per_epoch;
   if (cfg_.trainer.max_steps > 0) total_steps = std::min(total_steps, cfg_.trainer.max_steps);
@@ -80,11 +81,14 @@ TrainSummary Trainer::fit(BatchSource& train, BatchSource* val, BatchSource* tes
   auto evaluate_and_track = [&](int64_t epoch) -> double {
     if (!val_src) return NAN;
     EvalResult r = evaluate(*val_src);
-    log_->record("val", p.step, {{"loss", r.loss}, {"accuracy", r.accuracy}, {"top5", r.top5}, {"epoch", double(epoch + 1)}});
-    log_->message("epoch " + std::to_string(epoch + 1) + " validation: loss " + std::to_string(r.loss) + " accuracy " +
-                  std::to_string(r.accuracy));
+    log_->record(
+        "val", p.step,
+        {{"loss", r.loss}, {"accuracy", r.accuracy}, {"top5", r.top5}, {"epoch", double(epoch + 1)}});
+    log_->message("epoch " + std::to_string(epoch + 1) + " validation: loss " + std::to_string(r.loss) +
+                  " accuracy " + std::to_string(r.accuracy));
     double m = metric_of(monitor, r.loss, r.accuracy);
-    if (schedule_->metric_driven()) schedule_->observe(cfg_.schedule.plateau_monitor == "val_accuracy" ? r.accuracy : r.loss);
+    if (schedule_->metric_driven())
+      schedule_->observe(cfg_.schedule.plateau_monitor == "val_accuracy" ? r.accuracy : r.loss);
     bool better = !p.have_best || (max_mode ? m > p.best_metric : m < p.best_metric);
     if (better) {
       p.have_best = true;
@@ -142,26 +146,34 @@ TrainSummary Trainer::fit(BatchSource& train, BatchSource* val, BatchSource* tes
         pi.step_in_epoch = (p.micro + acc - 1) / acc;
         pi.loss = p.window_loss / static_cast<double>(std::max<int64_t>(1, p.window_batches));
         pi.lr = optimizer_->lr();
-        pi.samples_per_second = static_cast<double>(epoch_samples - last_log_samples) * comm_.size() / std::max(1e-9, t - last_log);
+        pi.samples_per_second = static_cast<double>(epoch_samples - last_log_samples) * comm_.size() /
+                                std::max(1e-9, t - last_log);
         pi.data_wait_fraction = dm.wait_seconds / std::max(1e-9, t - epoch_t0);
         pi.loss_scale = scaler_.enabled() ? scaler_.scale() : 0.0;
         pi.eta_seconds = (t - epoch_t0) / std::max<int64_t>(1, pi.step_in_epoch) *
                          static_cast<double>(total_steps - p.step);
         log_->progress(pi);
-        log_->record("train", p.step, {{"loss", pi.loss}, {"lr", pi.lr}, {"samples_per_second", pi.samples_per_second},
-                                      {"data_wait_fraction", pi.data_wait_fraction}, {"loss_scale", scaler_.scale()}});
+        log_->record("train", p.step,
+                     {{"loss", pi.loss},
+                      {"lr", pi.lr},
+                      {"samples_per_second", pi.samples_per_second},
+                      {"data_wait_fraction", pi.data_wait_fraction},
+                      {"loss_scale", scaler_.scale()}});
         p.window_loss = 0;
         p.window_batches = 0;
         last_log = t;
         last_log_samples = epoch_samples;
       }
       double metric = NAN;
-      if (cfg_.trainer.eval_every_steps > 0 && p.step % cfg_.trainer.eval_every_steps == 0) metric = evaluate_and_track(p.epoch);
-      if (cfg_.checkpoint.every_steps > 0 && p.step % cfg_.checkpoint.every_steps == 0) save(train, p, metric);
+      if (cfg_.trainer.eval_every_steps > 0 && p.step % cfg_.trainer.eval_every_steps == 0)
+        metric = evaluate_and_track(p.epoch);
+      if (cfg_.checkpoint.every_steps > 0 && p.step % cfg_.checkpoint.every_steps == 0)
+        save(train, p, metric);
       if (cfg_.trainer.max_steps > 0 && p.step >= cfg_.trainer.max_steps) done = true;
       if ((stop_signal = stop_requested()) != 0) {
         save(train, p, NAN);
-        log_->message("stopped by signal " + std::to_string(stop_signal) + " at step " + std::to_string(p.step) +
+        log_->message("stopped by signal " + std::to_string(stop_signal) + " at step " +
+                      std::to_string(p.step) +
                       "; checkpoint saved; continue with checkpoint.resume=auto --run-dir " + run_dir_);
         done = true;
       }
@@ -179,21 +191,24 @@ TrainSummary Trainer::fit(BatchSource& train, BatchSource* val, BatchSource* tes
       break;
     }
     auto sums = allreduce_sums({p.loss_sum, static_cast<double>(p.correct), static_cast<double>(p.seen)});
-    log_->record("epoch", p.step, {{"epoch", double(p.epoch + 1)}, {"train_loss", sums[0] / std::max(1.0, sums[2])},
-                                    {"train_accuracy", sums[1] / std::max(1.0, sums[2])}});
+    log_->record("epoch", p.step,
+                 {{"epoch", double(p.epoch + 1)},
+                  {"train_loss", sums[0] / std::max(1.0, sums[2])},
+                  {"train_accuracy", sums[1] / std::max(1.0, sums[2])}});
     double metric = NAN;
     if (cfg_.trainer.eval_every_epochs > 0 && (p.epoch + 1) % cfg_.trainer.eval_every_epochs == 0)
       metric = evaluate_and_track(p.epoch);
     p.epochs_done = p.epoch + 1;
     p.mid_epoch = false;
     if (p.stopped_early) {
-      log_->message("early stopping at epoch " + std::to_string(p.epoch + 1) + ": no improvement of " + monitor +
-                    " for " + std::to_string(cfg_.early_stopping.patience) + " evaluations");
+      log_->message("early stopping at epoch " + std::to_string(p.epoch + 1) + ": no improvement of " +
+                    monitor + " for " + std::to_string(cfg_.early_stopping.patience) + " evaluations");
       done = true;
     }
     Progress next = p;  // the checkpoint resumes at the next epoch's start
     next.epoch = p.epoch + 1;
-    if (cfg_.checkpoint.every_epochs > 0 && (p.epoch + 1) % cfg_.checkpoint.every_epochs == 0) save(train, next, metric);
+    if (cfg_.checkpoint.every_epochs > 0 && (p.epoch + 1) % cfg_.checkpoint.every_epochs == 0)
+      save(train, next, metric);
   }
   if (!stop_signal && !p.best_weights.empty()) {
     NoGradGuard no_grad;

@@ -10,10 +10,10 @@
 namespace strata {
 
 struct Trainer::Progress {
-  int64_t epoch = 0;           // the epoch being trained (or next, when !mid_epoch)
-  bool mid_epoch = false;      // resume by restoring the loader position
-  int64_t step = 0;            // optimizer steps done
-  int64_t micro = 0;           // micro-batches done in the epoch
+  int64_t epoch = 0;       // the epoch being trained (or next, when !mid_epoch)
+  bool mid_epoch = false;  // resume by restoring the loader position
+  int64_t step = 0;        // optimizer steps done
+  int64_t micro = 0;       // micro-batches done in the epoch
   int64_t skipped_steps = 0;
   // the current epoch's training sums
   double loss_sum = 0;

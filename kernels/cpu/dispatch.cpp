@@ -15,8 +15,10 @@ struct Widened {
     if (!v.defined() || !is_half(v.dtype)) return v;
     auto& s = scratch.emplace_back(static_cast<size_t>(v.numel()));
     if (copy_in) {
-      if (v.dtype == DType::f16) f16_to_f32(v.as<uint16_t>(), s.data(), s.size());
-      else bf16_to_f32(v.as<uint16_t>(), s.data(), s.size());
+      if (v.dtype == DType::f16)
+        f16_to_f32(v.as<uint16_t>(), s.data(), s.size());
+      else
+        bf16_to_f32(v.as<uint16_t>(), s.data(), s.size());
     }
     return TensorView{s.data(), DType::f32, v.shape};
   }
@@ -24,8 +26,10 @@ struct Widened {
 
 void narrow(const TensorView& wide, const TensorView& dst) {
   if (!dst.defined() || !is_half(dst.dtype)) return;
-  if (dst.dtype == DType::f16) f32_to_f16(wide.as<float>(), dst.as<uint16_t>(), static_cast<size_t>(dst.numel()));
-  else f32_to_bf16(wide.as<float>(), dst.as<uint16_t>(), static_cast<size_t>(dst.numel()));
+  if (dst.dtype == DType::f16)
+    f32_to_f16(wide.as<float>(), dst.as<uint16_t>(), static_cast<size_t>(dst.numel()));
+  else
+    f32_to_bf16(wide.as<float>(), dst.as<uint16_t>(), static_cast<size_t>(dst.numel()));
 }
 
 bool any_half(const TensorView* v, int n) {

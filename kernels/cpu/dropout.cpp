@@ -17,15 +17,17 @@ void dropout_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
   parallel_for(in[0].numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       // compare in double exactly as the reference does, so both drop the same elements
-      float m = !active ? 1.0f
-                        : static_cast<double>(math::uniform01(a.seed, static_cast<uint64_t>(i))) < a.p ? 0.0f : keep_scale;
+      float m = !active                                                                        ? 1.0f
+                : static_cast<double>(math::uniform01(a.seed, static_cast<uint64_t>(i))) < a.p ? 0.0f
+                                                                                               : keep_scale;
       mask[i] = m;
       y[i] = x[i] * m;
     }
   });
 }
 
-void dropout_backward(const OpAttrs&, const TensorView*, const TensorView* out, const TensorView& g, TensorView* gin) {
+void dropout_backward(const OpAttrs&, const TensorView*, const TensorView* out, const TensorView& g,
+                      TensorView* gin) {
   if (!gin[0].defined()) return;
   const float *go = F(g), *mask = F(out[1]);
   float* dx = F(gin[0]);

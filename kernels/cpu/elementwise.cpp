@@ -123,41 +123,69 @@ void unary_backward(const TensorView* in, const TensorView& g, TensorView* gin, 
 
 }  // namespace
 
-void add_forward(const OpAttrs&, const TensorView* in, TensorView* out) { binary_forward(in, out, [](float a, float b) { return a + b; }); }
-void add_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g, TensorView* gin) {
-  binary_backward(in, g, gin, [](float, float) { return 1.0f; }, [](float, float) { return 1.0f; });
+void add_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
+  binary_forward(in, out, [](float a, float b) { return a + b; });
 }
-void sub_forward(const OpAttrs&, const TensorView* in, TensorView* out) { binary_forward(in, out, [](float a, float b) { return a - b; }); }
-void sub_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g, TensorView* gin) {
-  binary_backward(in, g, gin, [](float, float) { return 1.0f; }, [](float, float) { return -1.0f; });
+void add_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g,
+                  TensorView* gin) {
+  binary_backward(
+      in, g, gin, [](float, float) { return 1.0f; }, [](float, float) { return 1.0f; });
 }
-void mul_forward(const OpAttrs&, const TensorView* in, TensorView* out) { binary_forward(in, out, [](float a, float b) { return a * b; }); }
-void mul_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g, TensorView* gin) {
-  binary_backward(in, g, gin, [](float, float b) { return b; }, [](float a, float) { return a; });
+void sub_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
+  binary_forward(in, out, [](float a, float b) { return a - b; });
 }
-void div_forward(const OpAttrs&, const TensorView* in, TensorView* out) { binary_forward(in, out, [](float a, float b) { return a / b; }); }
-void div_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g, TensorView* gin) {
-  binary_backward(in, g, gin, [](float, float b) { return 1.0f / b; }, [](float a, float b) { return -a / (b * b); });
+void sub_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g,
+                  TensorView* gin) {
+  binary_backward(
+      in, g, gin, [](float, float) { return 1.0f; }, [](float, float) { return -1.0f; });
+}
+void mul_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
+  binary_forward(in, out, [](float a, float b) { return a * b; });
+}
+void mul_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g,
+                  TensorView* gin) {
+  binary_backward(
+      in, g, gin, [](float, float b) { return b; }, [](float a, float) { return a; });
+}
+void div_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
+  binary_forward(in, out, [](float a, float b) { return a / b; });
+}
+void div_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g,
+                  TensorView* gin) {
+  binary_backward(
+      in, g, gin, [](float, float b) { return 1.0f / b; }, [](float a, float b) { return -a / (b * b); });
 }
 
-void relu_forward(const OpAttrs&, const TensorView* in, TensorView* out) { unary_forward(in, out, math::relu<float>); }
-void relu_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g, TensorView* gin) {
+void relu_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
+  unary_forward(in, out, math::relu<float>);
+}
+void relu_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g,
+                   TensorView* gin) {
   unary_backward(in, g, gin, math::relu_grad<float>);
 }
-void gelu_forward(const OpAttrs&, const TensorView* in, TensorView* out) { unary_forward(in, out, math::gelu<float>); }
-void gelu_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g, TensorView* gin) {
+void gelu_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
+  unary_forward(in, out, math::gelu<float>);
+}
+void gelu_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g,
+                   TensorView* gin) {
   unary_backward(in, g, gin, math::gelu_grad<float>);
 }
-void tanh_forward(const OpAttrs&, const TensorView* in, TensorView* out) { unary_forward(in, out, [](float x) { return std::tanh(x); }); }
-void tanh_backward(const OpAttrs&, const TensorView*, const TensorView* out, const TensorView& g, TensorView* gin) {
+void tanh_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
+  unary_forward(in, out, [](float x) { return std::tanh(x); });
+}
+void tanh_backward(const OpAttrs&, const TensorView*, const TensorView* out, const TensorView& g,
+                   TensorView* gin) {
   if (!gin[0].defined()) return;
   const float* y = F(out[0]);
   parallel_for(g.numel(), kElementwiseGrain, [&](int64_t s, int64_t e) {
     for (int64_t i = s; i < e; ++i) F(gin[0])[i] = F(g)[i] * (1.0f - y[i] * y[i]);
   });
 }
-void sigmoid_forward(const OpAttrs&, const TensorView* in, TensorView* out) { unary_forward(in, out, math::sigmoid<float>); }
-void sigmoid_backward(const OpAttrs&, const TensorView*, const TensorView* out, const TensorView& g, TensorView* gin) {
+void sigmoid_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
+  unary_forward(in, out, math::sigmoid<float>);
+}
+void sigmoid_backward(const OpAttrs&, const TensorView*, const TensorView* out, const TensorView& g,
+                      TensorView* gin) {
   if (!gin[0].defined()) return;
   const float* y = F(out[0]);
   parallel_for(g.numel(), kElementwiseGrain, [&](int64_t s, int64_t e) {

@@ -29,12 +29,15 @@ void embedding_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
   const int64_t* ids = in[0].as<int64_t>();
   const float* table = F(in[1]);
   float* y = F(out[0]);
-  parallel_for(in[0].numel(), std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, n)), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) std::memcpy(y + i * n, table + ids[i] * n, sizeof(float) * static_cast<size_t>(n));
-  });
+  parallel_for(in[0].numel(), std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, n)),
+               [&](int64_t b, int64_t e) {
+                 for (int64_t i = b; i < e; ++i)
+                   std::memcpy(y + i * n, table + ids[i] * n, sizeof(float) * static_cast<size_t>(n));
+               });
 }
 
-void embedding_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g, TensorView* gin) {
+void embedding_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g,
+                        TensorView* gin) {
   if (!gin[1].defined()) return;
   int64_t V = in[1].shape[0], n = in[1].shape[1], count = in[0].numel();
   check_ids(in[0], V);

@@ -17,7 +17,9 @@
 namespace strata::cpu {
 namespace {
 
-size_t axis_of(int64_t axis, size_t rank) { return static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(rank) : axis); }
+size_t axis_of(int64_t axis, size_t rank) {
+  return static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(rank) : axis);
+}
 
 int64_t prod(const Shape& s, size_t b, size_t e) {
   int64_t n = 1;
@@ -25,7 +27,9 @@ int64_t prod(const Shape& s, size_t b, size_t e) {
   return n;
 }
 
-void copy(float* dst, const float* src, int64_t n) { std::memcpy(dst, src, sizeof(float) * static_cast<size_t>(n)); }
+void copy(float* dst, const float* src, int64_t n) {
+  std::memcpy(dst, src, sizeof(float) * static_cast<size_t>(n));
+}
 
 // dst[out index] = src[in index] where out axis d is in axis axes[d] (axes normalised)
 void permute_copy(const float* src, const Shape& in, const std::vector<size_t>& axes, float* dst) {
@@ -51,7 +55,8 @@ void permute_copy(const float* src, const Shape& in, const std::vector<size_t>& 
       }
       float* o = dst + r * inner;
       const float* s = src + off;
-      if (step == 1) copy(o, s, inner);
+      if (step == 1)
+        copy(o, s, inner);
       else
         for (int64_t j = 0; j < inner; ++j) o[j] = s[j * step];
     }
@@ -74,7 +79,9 @@ struct ConcatGeom {
     run_a = sa[ax] * inner;
     run_b = sb[ax] * inner;
   }
-  int64_t grain() const { return std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, run_a + run_b)); }
+  int64_t grain() const {
+    return std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, run_a + run_b));
+  }
 };
 
 // [outer, dim, inner] with the window [start, start + len) along dim
@@ -94,15 +101,19 @@ struct SliceGeom {
 
 }  // namespace
 
-void reshape_forward(const OpAttrs&, const TensorView* in, TensorView* out) { copy(F(out[0]), F(in[0]), in[0].numel()); }
-void reshape_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView& g, TensorView* gin) {
+void reshape_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
+  copy(F(out[0]), F(in[0]), in[0].numel());
+}
+void reshape_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView& g,
+                      TensorView* gin) {
   if (gin[0].defined()) copy(F(gin[0]), F(g), g.numel());
 }
 
 void permute_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
   permute_copy(F(in[0]), in[0].shape, norm_axes(a.axes, in[0].shape.size()), F(out[0]));
 }
-void permute_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& g, TensorView* gin) {
+void permute_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& g,
+                      TensorView* gin) {
   if (!gin[0].defined()) return;
   auto axes = norm_axes(a.axes, in[0].shape.size());
   std::vector<size_t> inverse(axes.size());
@@ -121,7 +132,8 @@ void concat_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
     }
   });
 }
-void concat_backward(const OpAttrs& a, const TensorView* in, const TensorView*, const TensorView& g, TensorView* gin) {
+void concat_backward(const OpAttrs& a, const TensorView* in, const TensorView*, const TensorView& g,
+                     TensorView* gin) {
   ConcatGeom c(a, in[0].shape, in[1].shape);
   const float* go = F(g);
   parallel_for(c.outer, c.grain(), [&](int64_t b, int64_t e) {
@@ -140,7 +152,8 @@ void slice_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
     for (int64_t r = b; r < e; ++r) copy(o + r * s.len_run, x + r * s.dim_run + s.start_off, s.len_run);
   });
 }
-void slice_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& g, TensorView* gin) {
+void slice_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& g,
+                    TensorView* gin) {
   if (!gin[0].defined()) return;
   SliceGeom s(a, in[0].shape, out[0].shape);
   const float* go = F(g);

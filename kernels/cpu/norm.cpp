@@ -20,7 +20,8 @@ namespace {
 
 struct NCS {
   int64_t N, C, S;
-  explicit NCS(const Shape& s) : N(s[0]), C(s[1]), S(s[0] != 0 && s[1] != 0 ? shape_numel(s) / (s[0] * s[1]) : 0) {}
+  explicit NCS(const Shape& s)
+      : N(s[0]), C(s[1]), S(s[0] != 0 && s[1] != 0 ? shape_numel(s) / (s[0] * s[1]) : 0) {}
   int64_t grain() const { return std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, N * S)); }
 };
 
@@ -81,8 +82,8 @@ void batch_norm_forward(const OpAttrs& a, const TensorView* in, TensorView* out)
   });
 }
 
-void batch_norm_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& gout,
-                         TensorView* gin) {
+void batch_norm_backward(const OpAttrs& a, const TensorView* in, const TensorView* out,
+                         const TensorView& gout, TensorView* gin) {
   NCS g(in[0].shape);
   const float *x = F(in[0]), *gamma = F(in[1]), *go = F(gout), *mean = F(out[1]), *invstd = F(out[2]);
   double M = static_cast<double>(g.N * g.S);
@@ -156,28 +157,30 @@ void layer_norm_backward(const OpAttrs&, const TensorView* in, const TensorView*
           m1 += dxhat;
           m2 += static_cast<double>(dxhat * ((xr[j] - m) * rs));
         }
-        float a1 = static_cast<float>(m1 / static_cast<double>(n)), a2 = static_cast<float>(m2 / static_cast<double>(n));
+        float a1 = static_cast<float>(m1 / static_cast<double>(n)),
+              a2 = static_cast<float>(m2 / static_cast<double>(n));
         for (int64_t j = 0; j < n; ++j) dx[r * n + j] = rs * (gr[j] * gamma[j] - a1 - (xr[j] - m) * rs * a2);
       }
     });
   }
   if (!gin[1].defined() && !gin[2].defined()) return;
   // column blocks: each thread owns dgamma/dbeta[jb, je) and walks every row
-  parallel_for(n, std::max<int64_t>(16, kElementwiseGrain / std::max<int64_t>(1, rows)), [&](int64_t jb, int64_t je) {
-    std::vector<double> dg(static_cast<size_t>(je - jb), 0.0), db(dg.size(), 0.0);
-    for (int64_t r = 0; r < rows; ++r) {
-      const float *xr = x + r * n, *gr = go + r * n;
-      float m = mean[r], rs = rstd[r];
-      for (int64_t j = jb; j < je; ++j) {
-        dg[j - jb] += static_cast<double>(gr[j] * ((xr[j] - m) * rs));
-        db[j - jb] += gr[j];
-      }
-    }
-    for (int64_t j = jb; j < je; ++j) {
-      if (gin[1].defined()) F(gin[1])[j] = static_cast<float>(dg[j - jb]);
-      if (gin[2].defined()) F(gin[2])[j] = static_cast<float>(db[j - jb]);
-    }
-  });
+  parallel_for(n, std::max<int64_t>(16, kElementwiseGrain / std::max<int64_t>(1, rows)),
+               [&](int64_t jb, int64_t je) {
+                 std::vector<double> dg(static_cast<size_t>(je - jb), 0.0), db(dg.size(), 0.0);
+                 for (int64_t r = 0; r < rows; ++r) {
+                   const float *xr = x + r * n, *gr = go + r * n;
+                   float m = mean[r], rs = rstd[r];
+                   for (int64_t j = jb; j < je; ++j) {
+                     dg[j - jb] += static_cast<double>(gr[j] * ((xr[j] - m) * rs));
+                     db[j - jb] += gr[j];
+                   }
+                 }
+                 for (int64_t j = jb; j < je; ++j) {
+                   if (gin[1].defined()) F(gin[1])[j] = static_cast<float>(dg[j - jb]);
+                   if (gin[2].defined()) F(gin[2])[j] = static_cast<float>(db[j - jb]);
+                 }
+               });
 }
 
 }  // namespace strata::cpu

@@ -45,14 +45,15 @@ void reduce_forward(const OpAttrs& a, const TensorView* in, TensorView* out, boo
   bool trailing = true;
   for (size_t d = 0; d < first_red; ++d) trailing = trailing && !g.red[d];
   if (trailing) {
-    parallel_for(n_out, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, g.count)), [&](int64_t b, int64_t e) {
-      for (int64_t o = b; o < e; ++o) {
-        double acc = 0;
-        const float* r = x + o * g.count;
-        for (int64_t j = 0; j < g.count; ++j) acc += r[j];
-        y[o] = static_cast<float>(acc) * scale;
-      }
-    });
+    parallel_for(n_out, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, g.count)),
+                 [&](int64_t b, int64_t e) {
+                   for (int64_t o = b; o < e; ++o) {
+                     double acc = 0;
+                     const float* r = x + o * g.count;
+                     for (int64_t j = 0; j < g.count; ++j) acc += r[j];
+                     y[o] = static_cast<float>(acc) * scale;
+                   }
+                 });
     return;
   }
   // general: reduce_broadcast sums x into the kept shape
@@ -61,7 +62,8 @@ void reduce_forward(const OpAttrs& a, const TensorView* in, TensorView* out, boo
     for (int64_t o = 0; o < n_out; ++o) y[o] *= scale;
 }
 
-void reduce_backward(const OpAttrs& a, const TensorView* in, const TensorView& gout, TensorView* gin, bool mean) {
+void reduce_backward(const OpAttrs& a, const TensorView* in, const TensorView& gout, TensorView* gin,
+                     bool mean) {
   if (!gin[0].defined()) return;
   const Shape& s = in[0].shape;
   auto g = geometry(s, a.axes);
@@ -73,20 +75,31 @@ void reduce_backward(const OpAttrs& a, const TensorView* in, const TensorView& g
   int64_t inner = s.empty() ? 1 : s.back();
   int64_t rows = in[0].numel() / std::max<int64_t>(1, inner);
   int64_t sb = p.stride_b.empty() ? 0 : p.stride_b.back();
-  parallel_for(rows, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, inner)), [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) {
-      const float* src = go + (s.empty() ? 0 : broadcast_offset(p.out, p.stride_b, r * inner));
-      float* dst = gi + r * inner;
-      for (int64_t j = 0; j < inner; ++j) dst[j] = src[j * sb] * scale;
-    }
-  });
+  parallel_for(rows, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, inner)),
+               [&](int64_t b, int64_t e) {
+                 for (int64_t r = b; r < e; ++r) {
+                   const float* src = go + (s.empty() ? 0 : broadcast_offset(p.out, p.stride_b, r * inner));
+                   float* dst = gi + r * inner;
+                   for (int64_t j = 0; j < inner; ++j) dst[j] = src[j * sb] * scale;
+                 }
+               });
 }
 
 }  // namespace
 
-void sum_forward(const OpAttrs& a, const TensorView* in, TensorView* out) { reduce_forward(a, in, out, false); }
-void sum_backward(const OpAttrs& a, const TensorView* in, const TensorView*, const TensorView& g, TensorView* gin) { reduce_backward(a, in, g, gin, false); }
-void mean_forward(const OpAttrs& a, const TensorView* in, TensorView* out) { reduce_forward(a, in, out, true); }
-void mean_backward(const OpAttrs& a, const TensorView* in, const TensorView*, const TensorView& g, TensorView* gin) { reduce_backward(a, in, g, gin, true); }
+void sum_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
+  reduce_forward(a, in, out, false);
+}
+void sum_backward(const OpAttrs& a, const TensorView* in, const TensorView*, const TensorView& g,
+                  TensorView* gin) {
+  reduce_backward(a, in, g, gin, false);
+}
+void mean_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
+  reduce_forward(a, in, out, true);
+}
+void mean_backward(const OpAttrs& a, const TensorView* in, const TensorView*, const TensorView& g,
+                   TensorView* gin) {
+  reduce_backward(a, in, g, gin, true);
+}
 
 }  // namespace strata::cpu

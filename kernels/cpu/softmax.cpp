@@ -17,7 +17,9 @@
 namespace strata::cpu {
 namespace {
 
-int64_t row_grain(int64_t cols) { return std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, cols)); }
+int64_t row_grain(int64_t cols) {
+  return std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, cols));
+}
 
 // y = exp(x - max); returns (max, sum of y)
 std::pair<float, double> exp_row(const float* x, float* y, int64_t n) {
@@ -53,7 +55,8 @@ void softmax_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
   });
 }
 
-void softmax_backward(const OpAttrs&, const TensorView* in, const TensorView* out, const TensorView& g, TensorView* gin) {
+void softmax_backward(const OpAttrs&, const TensorView* in, const TensorView* out, const TensorView& g,
+                      TensorView* gin) {
   if (in[0].numel() == 0) return;
   if (!gin[0].defined()) return;
   int64_t n = in[0].shape.back(), rows = in[0].numel() / n;
@@ -87,7 +90,8 @@ void log_softmax_forward(const OpAttrs&, const TensorView* in, TensorView* out) 
   });
 }
 
-void log_softmax_backward(const OpAttrs&, const TensorView* in, const TensorView* out, const TensorView& g, TensorView* gin) {
+void log_softmax_backward(const OpAttrs&, const TensorView* in, const TensorView* out, const TensorView& g,
+                          TensorView* gin) {
   if (in[0].numel() == 0) return;
   if (!gin[0].defined()) return;
   int64_t n = in[0].shape.back(), rows = in[0].numel() / n;
@@ -125,7 +129,8 @@ void cross_entropy_forward(const OpAttrs& a, const TensorView* in, TensorView* o
         sum_x += xr[c];
       }
       // -sum_c t_c (x_c - lse) with t = (1-eps) onehot + eps/C
-      row_loss[static_cast<size_t>(i)] = -(1 - eps) * (xr[labels[i]] - lse) - eps * (sum_x / static_cast<double>(C) - lse);
+      row_loss[static_cast<size_t>(i)] =
+          -(1 - eps) * (xr[labels[i]] - lse) - eps * (sum_x / static_cast<double>(C) - lse);
     }
   });
   double total = 0;
@@ -133,7 +138,8 @@ void cross_entropy_forward(const OpAttrs& a, const TensorView* in, TensorView* o
   F(out[0])[0] = static_cast<float>(total / static_cast<double>(N));
 }
 
-void cross_entropy_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& g, TensorView* gin) {
+void cross_entropy_backward(const OpAttrs& a, const TensorView* in, const TensorView* out,
+                            const TensorView& g, TensorView* gin) {
   if (!gin[0].defined()) return;
   int64_t N = in[0].shape[0], C = in[0].shape[1];
   const int64_t* labels = in[1].as<int64_t>();

@@ -10,8 +10,11 @@ namespace {
 template <typename F>
 void binary_forward(const TensorView* in, TensorView* out, F f) {
   auto p = broadcast_plan(in[0].shape, in[1].shape, "reference");
-  for (int64_t i = 0; i < out[0].numel(); ++i)
-    D(out[0])[i] = f(D(in[0])[broadcast_offset(p.out, p.stride_a, i)], D(in[1])[broadcast_offset(p.out, p.stride_b, i)]);
+  for (int64_t i = 0; i < out[0].numel(); ++i) {
+    double a = D(in[0])[broadcast_offset(p.out, p.stride_a, i)];
+    double b = D(in[1])[broadcast_offset(p.out, p.stride_b, i)];
+    D(out[0])[i] = f(a, b);
+  }
 }
 
 // grad_in[k] = sum over broadcast copies of dout * d f / d in_k
@@ -49,35 +52,64 @@ double sig(double x) { return 1 / (1 + std::exp(-x)); }
 
 }  // namespace
 
-void add_forward(const OpAttrs&, const TensorView* in, TensorView* out) { binary_forward(in, out, [](double a, double b) { return a + b; }); }
-void add_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g, TensorView* gin) {
-  binary_backward(in, g, gin, [](double, double) { return 1.0; }, [](double, double) { return 1.0; });
+void add_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
+  binary_forward(in, out, [](double a, double b) { return a + b; });
 }
-void sub_forward(const OpAttrs&, const TensorView* in, TensorView* out) { binary_forward(in, out, [](double a, double b) { return a - b; }); }
-void sub_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g, TensorView* gin) {
-  binary_backward(in, g, gin, [](double, double) { return 1.0; }, [](double, double) { return -1.0; });
+void add_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g,
+                  TensorView* gin) {
+  binary_backward(
+      in, g, gin, [](double, double) { return 1.0; }, [](double, double) { return 1.0; });
 }
-void mul_forward(const OpAttrs&, const TensorView* in, TensorView* out) { binary_forward(in, out, [](double a, double b) { return a * b; }); }
-void mul_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g, TensorView* gin) {
-  binary_backward(in, g, gin, [](double, double b) { return b; }, [](double a, double) { return a; });
+void sub_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
+  binary_forward(in, out, [](double a, double b) { return a - b; });
 }
-void div_forward(const OpAttrs&, const TensorView* in, TensorView* out) { binary_forward(in, out, [](double a, double b) { return a / b; }); }
-void div_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g, TensorView* gin) {
-  binary_backward(in, g, gin, [](double, double b) { return 1 / b; }, [](double a, double b) { return -a / (b * b); });
+void sub_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g,
+                  TensorView* gin) {
+  binary_backward(
+      in, g, gin, [](double, double) { return 1.0; }, [](double, double) { return -1.0; });
+}
+void mul_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
+  binary_forward(in, out, [](double a, double b) { return a * b; });
+}
+void mul_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g,
+                  TensorView* gin) {
+  binary_backward(
+      in, g, gin, [](double, double b) { return b; }, [](double a, double) { return a; });
+}
+void div_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
+  binary_forward(in, out, [](double a, double b) { return a / b; });
+}
+void div_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g,
+                  TensorView* gin) {
+  binary_backward(
+      in, g, gin, [](double, double b) { return 1 / b; }, [](double a, double b) { return -a / (b * b); });
 }
 
-void relu_forward(const OpAttrs&, const TensorView* in, TensorView* out) { unary_forward(in, out, [](double x) { return x > 0 ? x : 0.0; }); }
-void relu_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g, TensorView* gin) {
+void relu_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
+  unary_forward(in, out, [](double x) { return x > 0 ? x : 0.0; });
+}
+void relu_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g,
+                   TensorView* gin) {
   unary_backward(in, g, gin, [](double x) { return x > 0 ? 1.0 : 0.0; });
 }
 void gelu_forward(const OpAttrs&, const TensorView* in, TensorView* out) { unary_forward(in, out, gelu); }
-void gelu_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g, TensorView* gin) { unary_backward(in, g, gin, gelu_d); }
-void tanh_forward(const OpAttrs&, const TensorView* in, TensorView* out) { unary_forward(in, out, [](double x) { return std::tanh(x); }); }
-void tanh_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g, TensorView* gin) {
-  unary_backward(in, g, gin, [](double x) { double t = std::tanh(x); return 1 - t * t; });
+void gelu_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g,
+                   TensorView* gin) {
+  unary_backward(in, g, gin, gelu_d);
+}
+void tanh_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
+  unary_forward(in, out, [](double x) { return std::tanh(x); });
+}
+void tanh_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g,
+                   TensorView* gin) {
+  unary_backward(in, g, gin, [](double x) {
+    double t = std::tanh(x);
+    return 1 - t * t;
+  });
 }
 void sigmoid_forward(const OpAttrs&, const TensorView* in, TensorView* out) { unary_forward(in, out, sig); }
-void sigmoid_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g, TensorView* gin) {
+void sigmoid_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g,
+                      TensorView* gin) {
   unary_backward(in, g, gin, [](double x) { return sig(x) * (1 - sig(x)); });
 }
 

@@ -26,7 +26,8 @@ void embedding_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
   }
 }
 
-void embedding_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g, TensorView* gin) {
+void embedding_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g,
+                        TensorView* gin) {
   if (!gin[1].defined()) return;
   int64_t V = in[1].shape[0], Dn = in[1].shape[1];
   for (int64_t k = 0; k < V * Dn; ++k) D(gin[1])[k] = 0;

@@ -23,9 +23,13 @@ int64_t ravel(const Shape& s, const std::vector<int64_t>& idx) {
   return o;
 }
 
-size_t axis_of(int64_t axis, size_t rank) { return static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(rank) : axis); }
+size_t axis_of(int64_t axis, size_t rank) {
+  return static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(rank) : axis);
+}
 
-int64_t slice_start(const OpAttrs& a, int64_t dim) { return std::clamp<int64_t>(a.start < 0 ? a.start + dim : a.start, 0, dim); }
+int64_t slice_start(const OpAttrs& a, int64_t dim) {
+  return std::clamp<int64_t>(a.start < 0 ? a.start + dim : a.start, 0, dim);
+}
 
 // Input flat index of permute output element i.
 int64_t permute_source(const OpAttrs& a, const Shape& in, const Shape& out, int64_t i) {
@@ -40,17 +44,21 @@ int64_t permute_source(const OpAttrs& a, const Shape& in, const Shape& out, int6
 void reshape_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
   for (int64_t i = 0; i < in[0].numel(); ++i) D(out[0])[i] = D(in[0])[i];
 }
-void reshape_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView& g, TensorView* gin) {
+void reshape_backward(const OpAttrs&, const TensorView*, const TensorView*, const TensorView& g,
+                      TensorView* gin) {
   if (!gin[0].defined()) return;
   for (int64_t i = 0; i < g.numel(); ++i) D(gin[0])[i] = D(g)[i];
 }
 
 void permute_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
-  for (int64_t i = 0; i < out[0].numel(); ++i) D(out[0])[i] = D(in[0])[permute_source(a, in[0].shape, out[0].shape, i)];
+  for (int64_t i = 0; i < out[0].numel(); ++i)
+    D(out[0])[i] = D(in[0])[permute_source(a, in[0].shape, out[0].shape, i)];
 }
-void permute_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& g, TensorView* gin) {
+void permute_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& g,
+                      TensorView* gin) {
   if (!gin[0].defined()) return;
-  for (int64_t i = 0; i < g.numel(); ++i) D(gin[0])[permute_source(a, in[0].shape, out[0].shape, i)] = D(g)[i];
+  for (int64_t i = 0; i < g.numel(); ++i)
+    D(gin[0])[permute_source(a, in[0].shape, out[0].shape, i)] = D(g)[i];
 }
 
 void concat_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
@@ -63,7 +71,8 @@ void concat_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
     D(out[0])[i] = D(in[k])[ravel(in[k].shape, idx)];
   }
 }
-void concat_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& g, TensorView* gin) {
+void concat_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& g,
+                     TensorView* gin) {
   size_t ax = axis_of(a.axis, out[0].shape.size());
   int64_t na = in[0].shape[ax];
   for (int64_t i = 0; i < g.numel(); ++i) {
@@ -83,7 +92,8 @@ void slice_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
     D(out[0])[i] = D(in[0])[ravel(in[0].shape, idx)];
   }
 }
-void slice_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& g, TensorView* gin) {
+void slice_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& g,
+                    TensorView* gin) {
   if (!gin[0].defined()) return;
   size_t ax = axis_of(a.axis, in[0].shape.size());
   int64_t start = slice_start(a, in[0].shape[ax]);

@@ -10,7 +10,8 @@ namespace {
 // x[N, C, S...] viewed as N x C x S
 struct NCS {
   int64_t N, C, S;
-  explicit NCS(const Shape& s) : N(s[0]), C(s[1]), S(s[0] != 0 && s[1] != 0 ? shape_numel(s) / (s[0] * s[1]) : 0) {}
+  explicit NCS(const Shape& s)
+      : N(s[0]), C(s[1]), S(s[0] != 0 && s[1] != 0 ? shape_numel(s) / (s[0] * s[1]) : 0) {}
   int64_t at(int64_t n, int64_t c, int64_t s) const { return (n * C + c) * S + s; }
 };
 
@@ -51,8 +52,8 @@ void batch_norm_forward(const OpAttrs& a, const TensorView* in, TensorView* out)
 // With xhat = (x - mean) invstd and dxhat = g gamma:
 //   training: dx = invstd / M (M dxhat - sum dxhat - xhat sum(dxhat xhat))   (mean, var depend on x)
 //   eval:     dx = invstd dxhat
-void batch_norm_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& gout,
-                         TensorView* gin) {
+void batch_norm_backward(const OpAttrs& a, const TensorView* in, const TensorView* out,
+                         const TensorView& gout, TensorView* gin) {
   NCS g(in[0].shape);
   double M = static_cast<double>(g.N * g.S);
   const double *x = D(in[0]), *go = D(gout);
@@ -72,7 +73,8 @@ void batch_norm_backward(const OpAttrs& a, const TensorView* in, const TensorVie
       for (int64_t k = 0; k < g.S; ++k) {
         int64_t i = g.at(n, c, k);
         double xhat = (x[i] - mean) * invstd, dxhat = go[i] * gamma;
-        D(gin[0])[i] = a.training ? invstd / M * (M * dxhat - gamma * sum_g - xhat * gamma * sum_gx) : invstd * dxhat;
+        D(gin[0])
+        [i] = a.training ? invstd / M * (M * dxhat - gamma * sum_g - xhat * gamma * sum_gx) : invstd * dxhat;
       }
   }
 }

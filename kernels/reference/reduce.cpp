@@ -22,7 +22,8 @@ void reduce_forward(const OpAttrs& a, const TensorView* in, TensorView* out, boo
   }
 }
 
-void reduce_backward(const OpAttrs& a, const TensorView* in, const TensorView& g, TensorView* gin, bool mean) {
+void reduce_backward(const OpAttrs& a, const TensorView* in, const TensorView& g, TensorView* gin,
+                     bool mean) {
   if (!gin[0].defined()) return;
   auto red = reduced_axes(in[0].shape, a.axes);
   double scale = mean ? 1.0 / static_cast<double>(count_reduced(in[0].shape, red)) : 1.0;
@@ -31,9 +32,19 @@ void reduce_backward(const OpAttrs& a, const TensorView* in, const TensorView& g
 
 }  // namespace
 
-void sum_forward(const OpAttrs& a, const TensorView* in, TensorView* out) { reduce_forward(a, in, out, false); }
-void sum_backward(const OpAttrs& a, const TensorView* in, const TensorView*, const TensorView& g, TensorView* gin) { reduce_backward(a, in, g, gin, false); }
-void mean_forward(const OpAttrs& a, const TensorView* in, TensorView* out) { reduce_forward(a, in, out, true); }
-void mean_backward(const OpAttrs& a, const TensorView* in, const TensorView*, const TensorView& g, TensorView* gin) { reduce_backward(a, in, g, gin, true); }
+void sum_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
+  reduce_forward(a, in, out, false);
+}
+void sum_backward(const OpAttrs& a, const TensorView* in, const TensorView*, const TensorView& g,
+                  TensorView* gin) {
+  reduce_backward(a, in, g, gin, false);
+}
+void mean_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
+  reduce_forward(a, in, out, true);
+}
+void mean_backward(const OpAttrs& a, const TensorView* in, const TensorView*, const TensorView& g,
+                   TensorView* gin) {
+  reduce_backward(a, in, g, gin, true);
+}
 
 }  // namespace strata::reference

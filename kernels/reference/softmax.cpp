@@ -36,7 +36,8 @@ void softmax_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
 }
 
 // dx = y * (g - sum(g * y))
-void softmax_backward(const OpAttrs&, const TensorView* in, const TensorView* out, const TensorView& g, TensorView* gin) {
+void softmax_backward(const OpAttrs&, const TensorView* in, const TensorView* out, const TensorView& g,
+                      TensorView* gin) {
   if (in[0].numel() == 0) return;
   if (!gin[0].defined()) return;
   int64_t n = cols_of(in[0]), rows = in[0].numel() / n;
@@ -56,7 +57,8 @@ void log_softmax_forward(const OpAttrs&, const TensorView* in, TensorView* out) 
 }
 
 // dx = g - exp(y) * sum(g)
-void log_softmax_backward(const OpAttrs&, const TensorView* in, const TensorView* out, const TensorView& g, TensorView* gin) {
+void log_softmax_backward(const OpAttrs&, const TensorView* in, const TensorView* out, const TensorView& g,
+                          TensorView* gin) {
   if (in[0].numel() == 0) return;
   if (!gin[0].defined()) return;
   int64_t n = cols_of(in[0]), rows = in[0].numel() / n;
@@ -92,7 +94,8 @@ void cross_entropy_forward(const OpAttrs& a, const TensorView* in, TensorView* o
 }
 
 // dlogits = g / N * (p - t)
-void cross_entropy_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& g, TensorView* gin) {
+void cross_entropy_backward(const OpAttrs& a, const TensorView* in, const TensorView* out,
+                            const TensorView& g, TensorView* gin) {
   if (!gin[0].defined()) return;
   int64_t N = in[0].shape[0], C = in[0].shape[1];
   const int64_t* labels = in[1].as<int64_t>();

@@ -12,13 +12,15 @@ inline void require(bool cond, const char* op, const std::string& msg) {
 }
 
 inline void require_float(const OutputSpec& s, const char* op, const char* what) {
-  require(is_floating(s.dtype), op, std::string(what) + " must be floating point, got " + dtype_name(s.dtype));
+  require(is_floating(s.dtype), op,
+          std::string(what) + " must be floating point, got " + dtype_name(s.dtype));
 }
 
 // Normalises a possibly negative axis against `rank`.
 inline int64_t norm_axis(int64_t axis, int64_t rank, const char* op) {
   int64_t a = axis < 0 ? axis + rank : axis;
-  require(a >= 0 && a < rank, op, "axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
+  require(a >= 0 && a < rank, op,
+          "axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
   return a;
 }
 

@@ -18,13 +18,29 @@ std::vector<OutputSpec> unary(const std::vector<OutputSpec>& in, const char* op)
 
 }  // namespace
 
-std::vector<OutputSpec> add_infer(const std::vector<OutputSpec>& in, const OpAttrs&) { return binary(in, "add"); }
-std::vector<OutputSpec> sub_infer(const std::vector<OutputSpec>& in, const OpAttrs&) { return binary(in, "sub"); }
-std::vector<OutputSpec> mul_infer(const std::vector<OutputSpec>& in, const OpAttrs&) { return binary(in, "mul"); }
-std::vector<OutputSpec> div_infer(const std::vector<OutputSpec>& in, const OpAttrs&) { return binary(in, "div"); }
-std::vector<OutputSpec> relu_infer(const std::vector<OutputSpec>& in, const OpAttrs&) { return unary(in, "relu"); }
-std::vector<OutputSpec> gelu_infer(const std::vector<OutputSpec>& in, const OpAttrs&) { return unary(in, "gelu"); }
-std::vector<OutputSpec> tanh_infer(const std::vector<OutputSpec>& in, const OpAttrs&) { return unary(in, "tanh"); }
-std::vector<OutputSpec> sigmoid_infer(const std::vector<OutputSpec>& in, const OpAttrs&) { return unary(in, "sigmoid"); }
+std::vector<OutputSpec> add_infer(const std::vector<OutputSpec>& in, const OpAttrs&) {
+  return binary(in, "add");
+}
+std::vector<OutputSpec> sub_infer(const std::vector<OutputSpec>& in, const OpAttrs&) {
+  return binary(in, "sub");
+}
+std::vector<OutputSpec> mul_infer(const std::vector<OutputSpec>& in, const OpAttrs&) {
+  return binary(in, "mul");
+}
+std::vector<OutputSpec> div_infer(const std::vector<OutputSpec>& in, const OpAttrs&) {
+  return binary(in, "div");
+}
+std::vector<OutputSpec> relu_infer(const std::vector<OutputSpec>& in, const OpAttrs&) {
+  return unary(in, "relu");
+}
+std::vector<OutputSpec> gelu_infer(const std::vector<OutputSpec>& in, const OpAttrs&) {
+  return unary(in, "gelu");
+}
+std::vector<OutputSpec> tanh_infer(const std::vector<OutputSpec>& in, const OpAttrs&) {
+  return unary(in, "tanh");
+}
+std::vector<OutputSpec> sigmoid_infer(const std::vector<OutputSpec>& in, const OpAttrs&) {
+  return unary(in, "sigmoid");
+}
 
 }  // namespace strata::shape

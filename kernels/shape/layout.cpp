@@ -24,8 +24,8 @@ std::vector<OutputSpec> reshape_infer(const std::vector<OutputSpec>& in, const O
     to[static_cast<size_t>(infer_at)] = n / known;
   }
   require(shape_numel(to) == n, op,
-          "cannot reshape " + shape_str(from) + " (" + std::to_string(n) + " elements) into " + shape_str(a.shape) +
-              " (" + std::to_string(shape_numel(to)) + " elements)");
+          "cannot reshape " + shape_str(from) + " (" + std::to_string(n) + " elements) into " +
+              shape_str(a.shape) + " (" + std::to_string(shape_numel(to)) + " elements)");
   return {{to, in[0].dtype}};
 }
 
@@ -39,7 +39,8 @@ std::vector<OutputSpec> permute_infer(const std::vector<OutputSpec>& in, const O
   Shape out;
   for (auto ax : a.axes) {
     int64_t d = norm_axis(ax, rank, op);
-    require(!seen[static_cast<size_t>(d)], op, "axes " + shape_str(a.axes) + " repeat axis " + std::to_string(d));
+    require(!seen[static_cast<size_t>(d)], op,
+            "axes " + shape_str(a.axes) + " repeat axis " + std::to_string(d));
     seen[static_cast<size_t>(d)] = true;
     out.push_back(s[static_cast<size_t>(d)]);
   }
@@ -51,11 +52,13 @@ std::vector<OutputSpec> concat_infer(const std::vector<OutputSpec>& in, const Op
   const Shape &sa = in[0].shape, &sb = in[1].shape;
   require(in[0].dtype == in[1].dtype, op,
           std::string("dtypes differ: ") + dtype_name(in[0].dtype) + " and " + dtype_name(in[1].dtype));
-  require(sa.size() == sb.size() && !sa.empty(), op, "cannot concatenate " + shape_str(sa) + " and " + shape_str(sb));
+  require(sa.size() == sb.size() && !sa.empty(), op,
+          "cannot concatenate " + shape_str(sa) + " and " + shape_str(sb));
   size_t axis = static_cast<size_t>(norm_axis(a.axis, static_cast<int64_t>(sa.size()), op));
   for (size_t d = 0; d < sa.size(); ++d)
-    require(d == axis || sa[d] == sb[d], op,
-            "shapes " + shape_str(sa) + " and " + shape_str(sb) + " differ outside axis " + std::to_string(axis));
+    require(
+        d == axis || sa[d] == sb[d], op,
+        "shapes " + shape_str(sa) + " and " + shape_str(sb) + " differ outside axis " + std::to_string(axis));
   Shape out = sa;
   out[axis] += sb[axis];
   return {{out, in[0].dtype}};

@@ -11,10 +11,11 @@ std::vector<OutputSpec> batch_norm_infer(const std::vector<OutputSpec>& in, cons
   const char* names[] = {"", "gamma", "beta", "running_mean", "running_var"};
   for (int i = 1; i < 5; ++i) {
     require(in[i].shape == Shape{C}, op,
-            std::string(names[i]) + " must be [" + std::to_string(C) + "] for input " + shape_str(x.shape) + ", got " +
-                shape_str(in[i].shape));
+            std::string(names[i]) + " must be [" + std::to_string(C) + "] for input " + shape_str(x.shape) +
+                ", got " + shape_str(in[i].shape));
     require(in[i].dtype == x.dtype, op,
-            std::string(names[i]) + " dtype " + dtype_name(in[i].dtype) + " differs from input " + dtype_name(x.dtype));
+            std::string(names[i]) + " dtype " + dtype_name(in[i].dtype) + " differs from input " +
+                dtype_name(x.dtype));
   }
   // the unbiased variance for the running statistics needs two values per channel (as PyTorch)
   require(!a.training || shape_numel(x.shape) / C > 1, op,
@@ -33,8 +34,9 @@ std::vector<OutputSpec> layer_norm_infer(const std::vector<OutputSpec>& in, cons
     require(in[i].shape == Shape{D}, op,
             std::string(i == 1 ? "gamma" : "beta") + " must be [" + std::to_string(D) + "] for input " +
                 shape_str(x.shape) + ", got " + shape_str(in[i].shape));
-    require(in[i].dtype == x.dtype, op, std::string("parameter dtype ") + dtype_name(in[i].dtype) +
-                                            " differs from input " + dtype_name(x.dtype));
+    require(in[i].dtype == x.dtype, op,
+            std::string("parameter dtype ") + dtype_name(in[i].dtype) + " differs from input " +
+                dtype_name(x.dtype));
   }
   require(a.eps > 0, op, "eps must be positive, got " + std::to_string(a.eps));
   Shape rows(x.shape.begin(), x.shape.end() - 1);

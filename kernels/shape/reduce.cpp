@@ -13,15 +13,21 @@ std::vector<OutputSpec> reduce(const std::vector<OutputSpec>& in, const OpAttrs&
   for (auto ax : a.axes) reduced[static_cast<size_t>(norm_axis(ax, rank, op))] = true;
   Shape out;
   for (size_t d = 0; d < s.size(); ++d) {
-    if (!reduced[d]) out.push_back(s[d]);
-    else if (a.keepdim) out.push_back(1);
+    if (!reduced[d])
+      out.push_back(s[d]);
+    else if (a.keepdim)
+      out.push_back(1);
   }
   return {{out, in[0].dtype}};
 }
 
 }  // namespace
 
-std::vector<OutputSpec> sum_infer(const std::vector<OutputSpec>& in, const OpAttrs& a) { return reduce(in, a, "sum"); }
-std::vector<OutputSpec> mean_infer(const std::vector<OutputSpec>& in, const OpAttrs& a) { return reduce(in, a, "mean"); }
+std::vector<OutputSpec> sum_infer(const std::vector<OutputSpec>& in, const OpAttrs& a) {
+  return reduce(in, a, "sum");
+}
+std::vector<OutputSpec> mean_infer(const std::vector<OutputSpec>& in, const OpAttrs& a) {
+  return reduce(in, a, "mean");
+}
 
 }  // namespace strata::shape

@@ -11,8 +11,12 @@ std::vector<OutputSpec> last_axis(const std::vector<OutputSpec>& in, const char*
 
 }  // namespace
 
-std::vector<OutputSpec> softmax_infer(const std::vector<OutputSpec>& in, const OpAttrs&) { return last_axis(in, "softmax"); }
-std::vector<OutputSpec> log_softmax_infer(const std::vector<OutputSpec>& in, const OpAttrs&) { return last_axis(in, "log_softmax"); }
+std::vector<OutputSpec> softmax_infer(const std::vector<OutputSpec>& in, const OpAttrs&) {
+  return last_axis(in, "softmax");
+}
+std::vector<OutputSpec> log_softmax_infer(const std::vector<OutputSpec>& in, const OpAttrs&) {
+  return last_axis(in, "log_softmax");
+}
 
 std::vector<OutputSpec> cross_entropy_infer(const std::vector<OutputSpec>& in, const OpAttrs& a) {
   const char* op = "cross_entropy";

@@ -23,13 +23,15 @@ std::string error_of(const std::string& yaml, const std::vector<std::string>& ov
 }
 
 void expect_has(const std::string& msg, const std::vector<std::string>& parts) {
-  for (const std::string& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
+  for (const std::string& p : parts)
+    EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
 }
 
 TEST(ConfigErrors, UnknownKeyNamesPathFileLineAndNearestKey) {
   expect_has(error_of("model:\n  name: mlp\noptimizer:\n  lrr: 0.1\n"),
              {"unknown config key 'optimizer.lrr'", "configs/x.yaml:4", "did you mean 'optimizer.lr'?"});
-  expect_has(error_of("optimiser:\n  lr: 0.1\n"), {"'optimiser'", "configs/x.yaml:1", "did you mean 'optimizer'?"});
+  expect_has(error_of("optimiser:\n  lr: 0.1\n"),
+             {"'optimiser'", "configs/x.yaml:1", "did you mean 'optimizer'?"});
   expect_has(error_of("trainer:\n  epochs: 3\n  accumulation: 2\n"),
              {"'trainer.accumulation'", "x.yaml:3", "did you mean 'trainer.accumulate'?"});
   expect_has(error_of("lr: 0.1\n"), {"'lr'", "x.yaml:1", "did you mean 'optimizer.lr'?"});
@@ -39,8 +41,10 @@ TEST(ConfigErrors, UnknownKeyNamesPathFileLineAndNearestKey) {
 TEST(ConfigErrors, WrongTypeNamesKeyLineExpectedAndValue) {
   expect_has(error_of("optimizer:\n  lr: fast\n"),
              {"config key 'optimizer.lr'", "configs/x.yaml:2", "expected float > 0", "got 'fast'"});
-  expect_has(error_of("trainer:\n\n  epochs: 2.5\n"), {"'trainer.epochs'", "x.yaml:3", "expected int >= 1", "'2.5'"});
-  expect_has(error_of("optimizer: {nesterov: maybe}\n"), {"'optimizer.nesterov'", "x.yaml:1", "expected bool", "'maybe'"});
+  expect_has(error_of("trainer:\n\n  epochs: 2.5\n"),
+             {"'trainer.epochs'", "x.yaml:3", "expected int >= 1", "'2.5'"});
+  expect_has(error_of("optimizer: {nesterov: maybe}\n"),
+             {"'optimizer.nesterov'", "x.yaml:1", "expected bool", "'maybe'"});
   expect_has(error_of("model: {hidden: 256}\n"), {"'model.hidden'", "expected list<int> >= 1", "got '256'"});
   expect_has(error_of("model: {hidden: [256, x]}\n"), {"'model.hidden[1]'", "x.yaml:1", "got 'x'"});
   expect_has(error_of("model: {name: [mlp]}\n"), {"'model.name'", "expected enum: mlp | cnn", "got a list"});
@@ -60,7 +64,8 @@ TEST(ConfigErrors, OutOfRangeNamesKeyRangeAndValue) {
              {"config key 'optimizer.lr'", "x.yaml:2", "value -0.1 is out of range", "float > 0"});
   expect_has(error_of("model:\n  dropout: 1\n"), {"'model.dropout'", "x.yaml:2", "[0, 1)"});
   expect_has(error_of("data: {batch_size: 0}\n"), {"'data.batch_size'", "int >= 1", "value 0"});
-  expect_has(error_of("schedule: {milestones: [10, -1]}\n"), {"'schedule.milestones[1]'", "value -1", ">= 0"});
+  expect_has(error_of("schedule: {milestones: [10, -1]}\n"),
+             {"'schedule.milestones[1]'", "value -1", ">= 0"});
 }
 
 TEST(ConfigErrors, OverrideErrorsNameTheOverride) {
@@ -73,7 +78,8 @@ TEST(ConfigErrors, OverrideErrorsNameTheOverride) {
   expect_has(error_of("", {"model.hidden=[1,"}), {"command line override 'model.hidden=[1,'", "list<int>"});
   expect_has(error_of("", {"optimizer.lr"}), {"command line override 'optimizer.lr'", "expected key=value"});
   expect_has(error_of("", {"trainer.epochs=[3]"}), {"'trainer.epochs'", "got a list"});
-  expect_has(error_of("", {"optimizer={lr: 1}"}), {"config section 'optimizer'", "one at a time", "optimizer."});
+  expect_has(error_of("", {"optimizer={lr: 1}"}),
+             {"config section 'optimizer'", "one at a time", "optimizer."});
 }
 
 TEST(ConfigErrors, CrossKeyAndSyntaxAndFileErrors) {

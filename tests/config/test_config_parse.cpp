@@ -91,10 +91,23 @@ TEST(ConfigParse, OverridesApplyInOrder) {
 TrainConfig every_key_changed() {
   TrainConfig c;
   c.model = {"cnn", {7, 9, 11}, {3}, 0.125, 100};
-  c.data = {"s3://b/train data", "http://h:80/test", "file:///val set", "/nvme/cache dir", 3 * (int64_t{1} << 30) + 5,
-            "persistent", 33, 4, int64_t{1} << 20, 8, 3, {0.1, 1.0 / 3.0}, {0.3, 1e-7}, "pad"};
+  c.data = {"s3://b/train data",
+            "http://h:80/test",
+            "file:///val set",
+            "/nvme/cache dir",
+            3 * (int64_t{1} << 30) + 5,
+            "persistent",
+            33,
+            4,
+            int64_t{1} << 20,
+            8,
+            3,
+            {0.1, 1.0 / 3.0},
+            {0.3, 1e-7},
+            "pad"};
   c.optimizer = {"sgd", 0.1 + 0.2, 0.5, true, 0.1, 0.0, 0.8, 0.99, 1e-6};
-  c.schedule = {"onecycle", 5, 0.01, 7, {1, 2, 3}, 0.5, 1e-5, 0.4, 0.25, 1000, "val_accuracy", 2, 0.2, 0.01, "max"};
+  c.schedule = {"onecycle", 5,    0.01,           7, {1, 2, 3}, 0.5,  1e-5, 0.4,
+                0.25,       1000, "val_accuracy", 2, 0.2,       0.01, "max"};
   c.precision = {"bf16", 1024.0, 3.0, 0.25, 100};
   c.trainer = {12, 4, 2, 500, 2, 10000};
   c.clipping = {1.0};
@@ -121,7 +134,8 @@ TEST(ConfigRoundTrip, EveryKeyChangedDiffersFromDefaultsInEveryKey) {
 
 TEST(ConfigRoundTrip, StringsThatLookLikeOtherTypesStayStrings) {
   TrainConfig c;
-  for (std::string s : {"off", "true", "123", "1e3", "a: b", "x # y", "null", "~", "-", "'q'", "\"dq\"", "\\", ""}) {
+  for (std::string s :
+       {"off", "true", "123", "1e3", "a: b", "x # y", "null", "~", "-", "'q'", "\"dq\"", "\\", ""}) {
     c.checkpoint.resume = s;
     EXPECT_EQ(parse_config(to_yaml(c)).checkpoint.resume, s) << s;
   }

@@ -94,12 +94,14 @@ TEST(ConfigDocs, CommittedFileMatchesTheSchema) {
   EXPECT_TRUE(committed == generated)
       << "docs/configuration.md is out of date with core/config/schema.cpp (first difference at line " << line
       << ":\n  committed: " << la << "\n  generated: " << lb << ")\nRegenerate it with\n"
-      << "  cmake --build <build> --target strata-config-docs && <build>/bin/strata-config-docs > docs/configuration.md";
+      << "  cmake --build <build> --target strata-config-docs && <build>/bin/strata-config-docs > "
+         "docs/configuration.md";
 }
 
 TEST(ConfigDocs, EveryKeyHasARow) {
   std::string md = config_docs_markdown();
-  for (const ConfigKey& k : config_schema()) EXPECT_NE(md.find("| `" + k.path + "` |"), std::string::npos) << k.path;
+  for (const ConfigKey& k : config_schema())
+    EXPECT_NE(md.find("| `" + k.path + "` |"), std::string::npos) << k.path;
 }
 
 }  // namespace

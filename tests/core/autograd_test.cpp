@@ -1,10 +1,11 @@
 // Autograd: the chain rule on a small graph, accumulation when a tensor is used
 // twice, no-grad scopes, error cases and the differentiable cast.
+#include "core/autograd.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "core/autograd.h"
 #include "core/error.h"
 #include "core/ops.h"
 #include "core/tensor.h"
@@ -48,7 +49,7 @@ TEST(Autograd, TensorUsedTwiceAccumulates) {
   EXPECT_FALSE(x.grad().defined());
   // the same intermediate feeding two branches
   Tensor y = leaf({2.0f}, {1});
-  Tensor h = y * y;          // 4
+  Tensor h = y * y;           // 4
   sum(h + h * h).backward();  // d/dy = (1 + 2h) 2y = 9 * 4 = 36
   EXPECT_FLOAT_EQ(y.grad().item(), 36.0f);
 }

@@ -8,9 +8,9 @@
 
 #include "core/error.h"
 #include "core/init.h"
+#include "core/modules/modules.h"
 #include "core/ops.h"
 #include "core/precision.h"
-#include "core/modules/modules.h"
 
 using namespace strata;
 
@@ -38,7 +38,8 @@ TEST(Module, ParameterNamesAndCounts) {
   Generator g(1);
   Sequential mlp{std::make_shared<Linear>(3, 5, true, &g), std::make_shared<ReLU>(),
                  std::make_shared<Linear>(5, 2, true, &g)};
-  EXPECT_EQ(names(mlp.named_parameters()), (std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias"}));
+  EXPECT_EQ(names(mlp.named_parameters()),
+            (std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias"}));
   EXPECT_EQ(mlp.num_parameters(), 3 * 5 + 5 + 5 * 2 + 2);
   EXPECT_EQ(mlp.parameters().size(), 4u);
   EXPECT_TRUE(mlp.named_buffers().empty());
@@ -49,9 +50,10 @@ TEST(Module, ParameterNamesAndCounts) {
   }
   Block b(g);
   EXPECT_EQ(names(b.named_parameters()),
-            (std::vector<std::string>{"features.0.weight", "features.0.bias", "features.1.weight", "features.1.bias",
-                                      "head.weight"}));
-  EXPECT_EQ(names(b.named_buffers()), (std::vector<std::string>{"features.1.running_mean", "features.1.running_var"}));
+            (std::vector<std::string>{"features.0.weight", "features.0.bias", "features.1.weight",
+                                      "features.1.bias", "head.weight"}));
+  EXPECT_EQ(names(b.named_buffers()),
+            (std::vector<std::string>{"features.1.running_mean", "features.1.running_var"}));
   EXPECT_EQ(b.num_parameters(), 4 * 8 + 8 + 8 + 8 + 8 * 2);
   EXPECT_EQ(Conv2d(3, 16, 3, 1, 1, true, &g).num_parameters(), 16 * 3 * 9 + 16);
   EXPECT_EQ(Embedding(10, 4, &g).num_parameters(), 40);
@@ -117,7 +119,9 @@ TEST(Init, SameSeedSameModelBitForBit) {
   auto build = [](uint64_t seed) {
     Generator g(seed);
     auto m = std::make_shared<Sequential>();
-    m->emplace<Linear>(16, 32, true, &g).emplace<ReLU>().emplace<Conv2d>(2, 4, 3, 1, 1, true, &g)
+    m->emplace<Linear>(16, 32, true, &g)
+        .emplace<ReLU>()
+        .emplace<Conv2d>(2, 4, 3, 1, 1, true, &g)
         .emplace<Embedding>(5, 3, &g);
     return m;
   };

@@ -60,8 +60,8 @@ std::unique_ptr<Optimizer> make(const json& c, NamedTensors params) {
 ::testing::AssertionResult close(float got, double want) {
   double tol = 1e-6 * std::max(std::abs(want), 1e-3);
   if (std::abs(got - want) <= tol) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "got " << got << " want " << want << " (rel err "
-                                       << std::abs(got - want) / std::abs(want) << ")";
+  return ::testing::AssertionFailure()
+         << "got " << got << " want " << want << " (rel err " << std::abs(got - want) / std::abs(want) << ")";
 }
 
 struct Replay {
@@ -85,8 +85,10 @@ void feed_step(Replay& r, const json& c, size_t i) {
   r.opt->set_lr(c["lr"][i].get<double>());
   for (auto& [k, p] : r.params) {
     const json& g = c["grads"][i][k];
-    if (g.is_null()) p.zero_grad();
-    else p.set_grad(from_json(g, c["shapes"][k]));
+    if (g.is_null())
+      p.zero_grad();
+    else
+      p.set_grad(from_json(g, c["shapes"][k]));
   }
   r.opt->step();
 }
@@ -133,7 +135,8 @@ TEST_P(OptimGolden, ResumesFromSavedState) {
   for (size_t i = half; i < steps; ++i) feed_step(b, c, i);
   for (auto& [k, p] : b.params) {
     auto got = p.to_float_vector();
-    for (size_t e = 0; e < got.size(); ++e) ASSERT_TRUE(close(got[e], c["params"][steps - 1][k][e].get<double>()));
+    for (size_t e = 0; e < got.size(); ++e)
+      ASSERT_TRUE(close(got[e], c["params"][steps - 1][k][e].get<double>()));
   }
 }
 
@@ -175,7 +178,7 @@ TEST(Optimizer, LearningRateAndArgumentChecks) {
   EXPECT_EQ(a.to_float_vector(), (std::vector<float>{0.75f, 0.75f}));
   EXPECT_THROW(opt.set_lr(-1.0), Error);
   EXPECT_THROW(SGD({{"a", a}}, SGDOptions{.lr = 0.1, .nesterov = true}), Error);  // Nesterov without momentum
-  EXPECT_THROW(SGD({{"a", a}, {"a", a}}, SGDOptions{}), Error);                  // duplicate names
+  EXPECT_THROW(SGD({{"a", a}, {"a", a}}, SGDOptions{}), Error);                   // duplicate names
   EXPECT_THROW(AdamW({{"h", Tensor::ones({2}, DType::f16)}}, AdamWOptions{}), Error);  // not FP32
 }
 

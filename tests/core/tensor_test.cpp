@@ -1,5 +1,7 @@
 // Tensor basics: construction, dtype conversion, strides and contiguity, clone vs
 // shared handles, copy_, and the errors a user meets.
+#include "core/tensor.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,7 +9,6 @@
 #include "core/error.h"
 #include "core/ops.h"
 #include "core/random.h"
-#include "core/tensor.h"
 
 using namespace strata;
 
@@ -34,13 +35,14 @@ TEST(Tensor, DtypeConversionRoundTrips) {
   EXPECT_EQ(h.dtype(), DType::f16);
   auto hv = h.to(DType::f32).to_float_vector(), bv = b.to_float_vector(), dv = d.to_float_vector();
   for (size_t k = 0; k < v.size(); ++k) {
-    EXPECT_NEAR(hv[k], v[k], std::abs(v[k]) * 1e-3 + 1e-6) << k;   // 11-bit mantissa
-    EXPECT_NEAR(bv[k], v[k], std::abs(v[k]) * 8e-3 + 1e-6) << k;   // 8-bit mantissa
+    EXPECT_NEAR(hv[k], v[k], std::abs(v[k]) * 1e-3 + 1e-6) << k;  // 11-bit mantissa
+    EXPECT_NEAR(bv[k], v[k], std::abs(v[k]) * 8e-3 + 1e-6) << k;  // 8-bit mantissa
     EXPECT_EQ(dv[k], v[k]);
   }
   // exactly representable values survive f16 exactly; ints truncate toward zero
   EXPECT_EQ(Tensor::from_vector({-2.5f}, {1}, DType::f16).item(), -2.5);
-  EXPECT_EQ(Tensor::from_vector({2.75f, -1.5f}, {2}).to(DType::i32).to_i64_vector(), (std::vector<int64_t>{2, -1}));
+  EXPECT_EQ(Tensor::from_vector({2.75f, -1.5f}, {2}).to(DType::i32).to_i64_vector(),
+            (std::vector<int64_t>{2, -1}));
   // f16 overflows to inf (round to nearest even past the largest finite value)
   EXPECT_TRUE(std::isinf(Tensor::from_vector({1e6f}, {1}, DType::f16).item()));
 }

@@ -30,8 +30,10 @@ void make_data(Generator& g, int64_t n, int64_t d, Tensor& x, Tensor& y) {
 std::shared_ptr<Sequential> mlp(int64_t in, int64_t hidden, int64_t out, Generator& g, bool smooth = false) {
   auto m = std::make_shared<Sequential>();
   m->emplace<Linear>(in, hidden, true, &g);
-  if (smooth) m->emplace<GELU>();
-  else m->emplace<ReLU>();
+  if (smooth)
+    m->emplace<GELU>();
+  else
+    m->emplace<ReLU>();
   m->emplace<Linear>(hidden, out, true, &g);
   return m;
 }
@@ -63,7 +65,8 @@ TEST(Training, MlpLearnsSeparableProblemWithSgd) {
   auto logits = model->forward(xt).to_float_vector();
   auto labels = yt.to_i64_vector();
   int correct = 0;
-  for (size_t i = 0; i < labels.size(); ++i) correct += (logits[2 * i + 1] > logits[2 * i]) == (labels[i] == 1);
+  for (size_t i = 0; i < labels.size(); ++i)
+    correct += (logits[2 * i + 1] > logits[2 * i]) == (labels[i] == 1);
   EXPECT_GE(correct, 196);
 }
 
@@ -119,7 +122,10 @@ TEST(Training, SequentialMlpGradientMatchesCentralDifferences) {
 TEST(Training, SmallCnnGradientMatchesCentralDifferences) {
   Generator g(6);
   Sequential cnn;
-  cnn.emplace<Conv2d>(1, 2, 3, 1, 1, true, &g).emplace<GELU>().emplace<GlobalAvgPool2d>().emplace<Linear>(2, 3, true, &g);
+  cnn.emplace<Conv2d>(1, 2, 3, 1, 1, true, &g)
+      .emplace<GELU>()
+      .emplace<GlobalAvgPool2d>()
+      .emplace<Linear>(2, 3, true, &g);
   Tensor x = Tensor::uniform({2, 1, 4, 4}, -1, 1, g);
   Tensor y = Tensor::from_vector_i64({0, 2}, {2});
   auto loss_of = [&] { return cross_entropy(cnn.forward(x), y); };
@@ -137,7 +143,8 @@ TEST(Training, SmallCnnGradientMatchesCentralDifferences) {
       double down = loss_of().item();
       w[i] = orig;
       double numeric = (up - down) / (2 * eps);
-      EXPECT_NEAR(analytic[static_cast<size_t>(i)], numeric, 1e-3 + 1e-2 * std::abs(numeric)) << name << "[" << i << "]";
+      EXPECT_NEAR(analytic[static_cast<size_t>(i)], numeric, 1e-3 + 1e-2 * std::abs(numeric))
+          << name << "[" << i << "]";
     }
   }
 }

@@ -1,13 +1,12 @@
 // strata-pack logic (data/packer) on synthetic IDX, real Fashion-MNIST, file
 // trees and raw token files; shards are reopened and checked sample by sample.
-#include "data/packer.h"
-
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <map>
 
 #include "core/error.h"
+#include "data/packer.h"
 #include "data/shard.h"
 #include "test_util.h"
 
@@ -27,7 +26,11 @@ std::string idx_header(uint8_t type, std::vector<uint32_t> dims) {
 std::vector<std::vector<std::string>> read_back(const fs::path& dir, const Manifest& m) {
   auto src = open_source(dir.string());
   const Manifest again = Manifest::from_json(
-      [&] { auto b = src->get("manifest.json"); return std::string(b.begin(), b.end()); }(), dir.string());
+      [&] {
+        auto b = src->get("manifest.json");
+        return std::string(b.begin(), b.end());
+      }(),
+      dir.string());
   EXPECT_EQ(again.shards.size(), m.shards.size());
   std::vector<std::vector<std::string>> out(m.schema.size());
   for (const auto& s : again.shards) {
@@ -191,8 +194,8 @@ TEST(PackCli, HelpDocumentsEveryOption) {
                           "--input", "--sample-bytes", "--tokens", "--seq-len", "--endpoint", "--region"})
     EXPECT_NE(help.find(opt), std::string::npos) << opt;
   // A bad option is a usage error (exit 2) that names it.
-  const std::string cmd = exe + " idx --images a --labels b --out " + (dir / "o").string() + " --bogus 1 2> " +
-                          (dir / "err").string();
+  const std::string cmd = exe + " idx --images a --labels b --out " + (dir / "o").string() +
+                          " --bogus 1 2> " + (dir / "err").string();
   EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 2);
   EXPECT_NE(testing::read_file(dir / "err").find("--bogus"), std::string::npos);
 }

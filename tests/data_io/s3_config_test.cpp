@@ -13,9 +13,9 @@ namespace strata::data {
 namespace {
 
 void clear_aws_env() {
-  for (const char* v : {"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "S3_ENDPOINT", "AWS_REGION", "AWS_DEFAULT_REGION",
-                        "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
-                        "AWS_SHARED_CREDENTIALS_FILE", "AWS_PROFILE"})
+  for (const char* v : {"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "S3_ENDPOINT", "AWS_REGION",
+                        "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+                        "AWS_SESSION_TOKEN", "AWS_SHARED_CREDENTIALS_FILE", "AWS_PROFILE"})
     ::unsetenv(v);
   ::setenv("HOME", "/nonexistent-home", 1);
 }
@@ -58,9 +58,10 @@ TEST(S3Options, EnvironmentAndDefaults) {
 TEST(S3Options, SharedCredentialsFileProfiles) {
   clear_aws_env();
   auto dir = testing::scratch_dir("s3-creds");
-  testing::write_file(dir / "credentials",
-                      "# comment\n[default]\naws_access_key_id = DEFAK\naws_secret_access_key=DEFSK\n\n"
-                      "[other]\naws_access_key_id = OAK\n aws_secret_access_key = OSK \naws_session_token = OTOK\n");
+  testing::write_file(
+      dir / "credentials",
+      "# comment\n[default]\naws_access_key_id = DEFAK\naws_secret_access_key=DEFSK\n\n"
+      "[other]\naws_access_key_id = OAK\n aws_secret_access_key = OSK \naws_session_token = OTOK\n");
   ::setenv("AWS_SHARED_CREDENTIALS_FILE", (dir / "credentials").c_str(), 1);
   SourceOptions o = resolve_s3_options({});
   EXPECT_EQ(o.access_key, "DEFAK");

@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstring>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <random>
 #include <thread>
 
@@ -95,7 +95,8 @@ TEST(S3Source, ListPaginatesAndRoundTripsAwkwardKeys) {
   const std::string b = new_bucket("list");
   auto root = std::make_unique<S3Source>("s3://" + b, rgw_options());
   std::vector<std::string> keys;
-  for (int i = 0; i < 23; ++i) keys.push_back("ds/part-" + std::string(i < 10 ? "0" : "") + std::to_string(i));
+  for (int i = 0; i < 23; ++i)
+    keys.push_back("ds/part-" + std::string(i < 10 ? "0" : "") + std::to_string(i));
   for (std::string k : {"ds/a b+c=d.txt", "ds/sp ace/x y", "ds/pl+us", "ds/eq=ual&amp;", "other/z"})
     keys.push_back(k);
   for (const auto& k : keys) root->put(k, testing::bytes_of(k));
@@ -175,7 +176,8 @@ TEST(S3Source, Injected503sAreRetried) {
   S3Source direct("s3://" + b, rgw_options());
   const auto data = random_bytes(200000, 2);
   direct.put("obj", data);
-  testing::ProxyProcess proxy(hostport(rgw_options().endpoint), {"--fail-first", "3", "--fail-status", "503"});
+  testing::ProxyProcess proxy(hostport(rgw_options().endpoint),
+                              {"--fail-first", "3", "--fail-status", "503"});
   SourceOptions o = rgw_options();
   o.endpoint = proxy.endpoint();
   S3Source src("s3://" + b, o);

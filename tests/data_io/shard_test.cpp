@@ -14,11 +14,15 @@ namespace strata::data {
 namespace {
 
 std::vector<FieldSpec> schema() {
-  return {{"image", "u8", {4, 3}, false}, {"label", "i64", {}, false}, {"text", "u8", {}, true},
+  return {{"image", "u8", {4, 3}, false},
+          {"label", "i64", {}, false},
+          {"text", "u8", {}, true},
           {"emb", "f32", {2}, false}};
 }
 
-std::string text_of(int i) { return std::string(static_cast<size_t>(i % 5), static_cast<char>('a' + i % 26)); }
+std::string text_of(int i) {
+  return std::string(static_cast<size_t>(i % 5), static_cast<char>('a' + i % 26));
+}
 
 void write_shard(const std::string& path, int n, int deflate) {
   ShardWriter w(path, schema(), deflate);
@@ -130,7 +134,8 @@ TEST(Shard, SchemaMismatchNamesDatasetAndPath) {
 // The layout h5py users see: datasets with the sample axis first and the
 // attributes on the root group.
 TEST(Shard, H5dumpShowsTheDocumentedLayout) {
-  if (std::system("command -v h5dump >/dev/null 2>&1") != 0) GTEST_SKIP() << "h5dump (hdf5-tools) not installed";
+  if (std::system("command -v h5dump >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "h5dump (hdf5-tools) not installed";
   auto dir = testing::scratch_dir("shard-h5dump");
   const std::string p = (dir / "s.h5").string();
   write_shard(p, 6, 0);

@@ -2,7 +2,7 @@
 // equivalence with one process on the whole global batch, the model check,
 // buckets started during backward, accumulation steps that stay local,
 // parameters without a gradient, and the buffer policy.
-#include "distributed/data_parallel.h"
+#include "ddp_test.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include "core/ops.h"
 #include "core/random.h"
 #include "core/trainer/trainer.h"
-#include "ddp_test.h"
+#include "distributed/data_parallel.h"
 
 namespace strata::testing {
 namespace {
@@ -109,15 +109,19 @@ void forward_backward(Module& m, const LocalBatch& b) { cross_entropy(m(b.x), b.
 
 std::vector<std::vector<float>> grads_of(const Module& m) {
   std::vector<std::vector<float>> g;
-  for (auto& [n, p] : m.named_parameters()) g.push_back(p.grad().defined() ? p.grad().to_float_vector() : std::vector<float>(static_cast<size_t>(p.numel()), 0.0f));
+  for (auto& [n, p] : m.named_parameters())
+    g.push_back(p.grad().defined() ? p.grad().to_float_vector()
+                                   : std::vector<float>(static_cast<size_t>(p.numel()), 0.0f));
   return g;
 }
 
-void expect_near_all(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b, const char* what) {
+void expect_near_all(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b,
+                     const char* what) {
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i)
     for (size_t k = 0; k < a[i].size(); ++k)
-      ASSERT_NEAR(a[i][k], b[i][k], 1e-6f * (1.0f + std::fabs(b[i][k]))) << what << ": parameter " << i << " element " << k;
+      ASSERT_NEAR(a[i][k], b[i][k], 1e-6f * (1.0f + std::fabs(b[i][k])))
+          << what << ": parameter " << i << " element " << k;
 }
 
 // One bucket per parameter: the last layer's bucket must be in flight while
@@ -135,12 +139,14 @@ TEST(BucketedGradientSync, BucketsStartDuringBackward) {
   sync->set_on_bucket_start([&](size_t b, bool in_backward) { starts.push_back({b, in_backward}); });
   // The first layer's weight is among the last gradients backward produces.
   size_t started_when_first_layer_done = 0;
-  params[0].second.add_grad_ready_hook([&](Tensor&) { started_when_first_layer_done = sync->buckets_started(); });
+  params[0].second.add_grad_ready_hook(
+      [&](Tensor&) { started_when_first_layer_done = sync->buckets_started(); });
 
   LocalBatch b = local_batch(comm.rank());
   sync->begin_step(true);
   forward_backward(*model, b);
-  EXPECT_GE(started_when_first_layer_done, 1u) << "no bucket had started when the first layer's gradient was done";
+  EXPECT_GE(started_when_first_layer_done, 1u)
+      << "no bucket had started when the first layer's gradient was done";
   ASSERT_EQ(starts.size(), params.size()) << "every bucket starts before backward returns";
   for (size_t i = 0; i < starts.size(); ++i) {
     EXPECT_EQ(starts[i].first, i) << "buckets start in order";
@@ -239,8 +245,10 @@ TEST(BucketedGradientSync, ParametersWithoutAGradientJoinAsZeros) {
   sync->begin_step(true);
   forward_backward(*model, local_batch(comm.rank()));
   std::vector<float> gb(static_cast<size_t>(kDim * kClasses), 0.0f);
-  if (comm.rank() == 0) gb = model->b_->weight().grad().to_float_vector();
-  else EXPECT_FALSE(model->b_->weight().grad().defined());
+  if (comm.rank() == 0)
+    gb = model->b_->weight().grad().to_float_vector();
+  else
+    EXPECT_FALSE(model->b_->weight().grad().defined());
   comm.broadcast(gb.data(), gb.size(), DType::f32, 0);
   sync->finish();
   ASSERT_TRUE(model->b_->weight().grad().defined());

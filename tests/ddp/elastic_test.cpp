@@ -26,7 +26,8 @@ namespace strata::testing {
 namespace {
 namespace fs = std::filesystem;
 
-constexpr int64_t kFeat = 8, kClasses = 4, kShards = 4, kPerShard = 64;  // 256 samples: 8 global batches of 32
+constexpr int64_t kFeat = 8, kClasses = 4, kShards = 4,
+                  kPerShard = 64;  // 256 samples: 8 global batches of 32
 
 // Fields: image f32[8] (from the id), label i64 (= id % 4), id i64.
 void write_dataset(const fs::path& dir) {
@@ -39,7 +40,8 @@ void write_dataset(const fs::path& dir) {
     for (int i = 0; i < kPerShard; ++i) {
       int64_t id = s * kPerShard + i, label = (id * 7 + id / 5) % kClasses;
       float x[kFeat];
-      for (int k = 0; k < kFeat; ++k) x[k] = std::sin(0.37f * static_cast<float>(id * (k + 1))) + (k == label ? 1.0f : 0.0f);
+      for (int k = 0; k < kFeat; ++k)
+        x[k] = std::sin(0.37f * static_cast<float>(id * (k + 1))) + (k == label ? 1.0f : 0.0f);
       w.add({{x, sizeof x}, {&label, sizeof label}, {&id, sizeof id}});
     }
     w.finish();
@@ -71,14 +73,16 @@ class Recording : public BatchSource {
 };
 
 // The run's global batches: step s = rank 0's slice, rank 1's, ...
-std::vector<std::vector<int64_t>> global_batches(Communicator& comm, const std::vector<int64_t>& mine, int64_t batch) {
+std::vector<std::vector<int64_t>> global_batches(Communicator& comm, const std::vector<int64_t>& mine,
+                                                 int64_t batch) {
   size_t n = mine.size();
   std::vector<int64_t> all(n * static_cast<size_t>(comm.size()));
   comm.allgather(mine.data(), all.data(), n, DType::i64);
   std::vector<std::vector<int64_t>> steps(n / static_cast<size_t>(batch));
   for (size_t s = 0; s < steps.size(); ++s)
     for (int r = 0; r < comm.size(); ++r) {
-      auto from = all.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(r) * n + s * static_cast<size_t>(batch));
+      auto from =
+          all.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(r) * n + s * static_cast<size_t>(batch));
       steps[s].insert(steps[s].end(), from, from + batch);
     }
   return steps;
@@ -89,8 +93,8 @@ struct Result {
   std::vector<std::vector<int64_t>> batches;
 };
 
-Result run(Communicator& comm, const fs::path& root, const std::string& name, int64_t batch, int64_t max_steps,
-           int64_t ckpt_every, bool resume) {
+Result run(Communicator& comm, const fs::path& root, const std::string& name, int64_t batch,
+           int64_t max_steps, int64_t ckpt_every, bool resume) {
   TrainConfig c = quiet_config();
   c.model.hidden = {16};
   c.model.num_classes = kClasses;
@@ -160,14 +164,17 @@ TEST(ElasticResume, FourRanksCheckpointResumeOnTwoWithTheSameGlobalOrder) {
     Result rest = run(two, root, "elastic", 16, 0, 0, true);
     EXPECT_EQ(rest.batches.size(), 13u);
     for (size_t s = 0; s < rest.batches.size() && s + 3 < full.batches.size(); ++s) {
-      EXPECT_EQ(rest.batches[s], full.batches[s + 3]) << "global step " << s + 3 << " after the resume on 2 ranks";
+      EXPECT_EQ(rest.batches[s], full.batches[s + 3])
+          << "global step " << s + 3 << " after the resume on 2 ranks";
       if (rest.batches[s] != full.batches[s + 3]) ++failures;
     }
     double d = max_rel_diff(*rest.model, *full.model);
     EXPECT_LT(d, 1e-4) << "weights after resuming on 2 ranks vs the uninterrupted 4-rank run";
     if (two.rank() == 0)
-      std::printf("[ddp] elastic 4 -> 2 ranks: %zu resumed global batches, %ld differ from the 4-rank run; weights max rel diff %.3g\n",
-                  rest.batches.size(), static_cast<long>(failures), d);
+      std::printf(
+          "[ddp] elastic 4 -> 2 ranks: %zu resumed global batches, %ld differ from the 4-rank run; weights "
+          "max rel diff %.3g\n",
+          rest.batches.size(), static_cast<long>(failures), d);
     MPI_Comm_free(&two_comm);
   }
   idle_barrier();

@@ -19,8 +19,8 @@ OpCase drop(const char* label, Shape x, double p, bool training, uint64_t seed =
 
 STRATA_OP_CASES(dropout) {
   return {drop("train", {6, 7}, 0.3, true), drop("train-half", {3, 5, 11}, 0.5, true, 123),
-          drop("eval", {4, 9}, 0.3, false), drop("p0", {4, 9}, 0.0, true), drop("p1", {5, 3}, 1.0, true),
-          drop("large", {40, 1000}, 0.1, true, 99)};
+          drop("eval", {4, 9}, 0.3, false), drop("p0", {4, 9}, 0.0, true),
+          drop("p1", {5, 3}, 1.0, true),    drop("large", {40, 1000}, 0.1, true, 99)};
 }
 
 // The mask is a pure function of (seed, index): the same seed drops the same

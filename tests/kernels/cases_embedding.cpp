@@ -6,7 +6,9 @@
 namespace strata::testing {
 namespace {
 
-OpCase emb(const char* label, Shape ids, int64_t V, int64_t D) { return {label, {{ids, true, V}, {{V, D}}}, {}}; }
+OpCase emb(const char* label, Shape ids, int64_t V, int64_t D) {
+  return {label, {{ids, true, V}, {{V, D}}}, {}};
+}
 
 }  // namespace
 
@@ -22,11 +24,14 @@ TEST(Embedding, IdOutOfRangeNamesIt) {
     in.buffers[0].view.as<int64_t>()[3] = bad;
     for (bool reference : {true, false}) {
       try {
-        if (reference) run_reference(Op::embedding, c.attrs, in, nullptr);
-        else run_cpu(Op::embedding, c.attrs, in, DType::f32, nullptr);
+        if (reference)
+          run_reference(Op::embedding, c.attrs, in, nullptr);
+        else
+          run_cpu(Op::embedding, c.attrs, in, DType::f32, nullptr);
         FAIL() << "no error for id " << bad;
       } catch (const Error& e) {
-        EXPECT_NE(std::string(e.what()).find("id " + std::to_string(bad) + " at position 3"), std::string::npos)
+        EXPECT_NE(std::string(e.what()).find("id " + std::to_string(bad) + " at position 3"),
+                  std::string::npos)
             << e.what();
       }
     }

@@ -59,12 +59,10 @@ STRATA_OP_CASES(concat) {
 }
 
 STRATA_OP_CASES(slice) {
-  return {{"middle", {{{4, 9}}}, slice_attr(1, 2, 7)},
-          {"first-axis", {{{6, 3, 2}}}, slice_attr(0, 1, 4)},
-          {"negative", {{{3, 10}}}, slice_attr(-1, -4, -1)},
-          {"clamped-end", {{{5, 4}}}, slice_attr(0, 2, 100)},
-          {"inner-axis", {{{2, 7, 3}}}, slice_attr(1, -5, 6)},
-          {"large", {{{100, 500}}}, slice_attr(1, 13, 413)}};
+  return {
+      {"middle", {{{4, 9}}}, slice_attr(1, 2, 7)},         {"first-axis", {{{6, 3, 2}}}, slice_attr(0, 1, 4)},
+      {"negative", {{{3, 10}}}, slice_attr(-1, -4, -1)},   {"clamped-end", {{{5, 4}}}, slice_attr(0, 2, 100)},
+      {"inner-axis", {{{2, 7, 3}}}, slice_attr(1, -5, 6)}, {"large", {{{100, 500}}}, slice_attr(1, 13, 413)}};
 }
 
 TEST(Reshape, NumelMismatchNamesBothShapes) {
@@ -83,7 +81,8 @@ TEST(Reshape, NumelMismatchNamesBothShapes) {
 TEST(Layout, BadArgumentsAreShapeErrors) {
   EXPECT_THROW(op_info(Op::permute).infer({{{2, 3}, DType::f32}}, axes_attr({0, 0})), ShapeError);
   EXPECT_THROW(op_info(Op::permute).infer({{{2, 3}, DType::f32}}, axes_attr({0})), ShapeError);
-  EXPECT_THROW(op_info(Op::concat).infer({{{2, 3}, DType::f32}, {{3, 3}, DType::f32}}, axis_attr(1)), ShapeError);
+  EXPECT_THROW(op_info(Op::concat).infer({{{2, 3}, DType::f32}, {{3, 3}, DType::f32}}, axis_attr(1)),
+               ShapeError);
   EXPECT_THROW(op_info(Op::slice).infer({{{2, 3}, DType::f32}}, slice_attr(2, 0, 1)), ShapeError);
 }
 

@@ -29,15 +29,21 @@ OpCase ln(const char* label, Shape x) {
 }  // namespace
 
 STRATA_OP_CASES(batch_norm) {
-  return {bn("train-2d", {8, 5}, true),          bn("eval-2d", {8, 5}, false),
-          bn("train-4d", {4, 3, 5, 6}, true),    bn("eval-4d", {4, 3, 5, 6}, false),
-          bn("train-3d-odd", {3, 7, 11}, true, 0.3), bn("train-two-rows", {2, 3}, true), bn("eval-empty-batch", {0, 3}, false),
-          bn("train-large", {8, 32, 12, 12}, true), bn("eval-large", {8, 32, 12, 12}, false),
+  return {bn("train-2d", {8, 5}, true),
+          bn("eval-2d", {8, 5}, false),
+          bn("train-4d", {4, 3, 5, 6}, true),
+          bn("eval-4d", {4, 3, 5, 6}, false),
+          bn("train-3d-odd", {3, 7, 11}, true, 0.3),
+          bn("train-two-rows", {2, 3}, true),
+          bn("eval-empty-batch", {0, 3}, false),
+          bn("train-large", {8, 32, 12, 12}, true),
+          bn("eval-large", {8, 32, 12, 12}, false),
           bn("train-large-2d", {400, 96}, true)};
 }
 
 STRATA_OP_CASES(layer_norm) {
-  return {ln("row", {9}), ln("rows", {4, 7}), ln("batched", {2, 3, 10}), ln("empty-batch", {0, 6}), ln("large", {48, 771})};
+  return {ln("row", {9}), ln("rows", {4, 7}), ln("batched", {2, 3, 10}), ln("empty-batch", {0, 6}),
+          ln("large", {48, 771})};
 }
 
 // The harness compares outputs only; the in-place running-stat update is checked
@@ -63,12 +69,15 @@ TEST(BatchNorm, RunningStatsFollowPyTorch) {
     std::vector<TensorView> iv;
     for (auto& b : mine.buffers) iv.push_back(b.view);
     std::vector<Buffer> outs;
-    for (auto& s : op_info(Op::batch_norm).infer({{{4, 3, 5}, dt}, {{3}, dt}, {{3}, dt}, {{3}, dt}, {{3}, dt}}, c.attrs))
+    for (auto& s : op_info(Op::batch_norm)
+                       .infer({{{4, 3, 5}, dt}, {{3}, dt}, {{3}, dt}, {{3}, dt}, {{3}, dt}}, c.attrs))
       outs.emplace_back(s.dtype, s.shape);
     std::vector<TensorView> ov;
     for (auto& b : outs) ov.push_back(b.view);
-    if (dt == DType::f64) reference_backend().ops[static_cast<size_t>(Op::batch_norm)].forward(c.attrs, iv.data(), ov.data());
-    else cpu_forward(Op::batch_norm, c.attrs, iv.data(), ov.data());
+    if (dt == DType::f64)
+      reference_backend().ops[static_cast<size_t>(Op::batch_norm)].forward(c.attrs, iv.data(), ov.data());
+    else
+      cpu_forward(Op::batch_norm, c.attrs, iv.data(), ov.data());
     double tol = dt == DType::f64 ? 1e-12 : dt == DType::f32 ? 1e-6 : dt == DType::f16 ? 2e-3 : 1.6e-2;
     auto got_m = mine.buffers[3].to_double(), got_v = mine.buffers[4].to_double();
     for (int c_ = 0; c_ < 3; ++c_) {
@@ -94,8 +103,13 @@ TEST(BatchNorm, EvalLeavesRunningStatsAlone) {
 TEST(BatchNorm, TrainingOnOneValuePerChannelIsAShapeError) {
   OpAttrs a;
   a.training = true;
-  EXPECT_THROW(op_info(Op::batch_norm).infer({{{1, 3}, DType::f32}, {{3}, DType::f32}, {{3}, DType::f32},
-                                             {{3}, DType::f32}, {{3}, DType::f32}}, a),
+  EXPECT_THROW(op_info(Op::batch_norm)
+                   .infer({{{1, 3}, DType::f32},
+                           {{3}, DType::f32},
+                           {{3}, DType::f32},
+                           {{3}, DType::f32},
+                           {{3}, DType::f32}},
+                          a),
                ShapeError);
 }
 

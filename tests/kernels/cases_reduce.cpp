@@ -11,12 +11,9 @@ std::vector<OpCase> reduce_cases() {
     return a;
   };
   return {
-      {"all", {{{4, 5, 6}}}, attrs({}, false)},
-      {"last", {{{4, 5, 6}}}, attrs({-1}, false)},
-      {"first-keep", {{{4, 5, 6}}}, attrs({0}, true)},
-      {"middle", {{{4, 5, 6}}}, attrs({1}, false)},
-      {"two", {{{4, 5, 6}}}, attrs({0, 2}, true)},
-      {"rows-large", {{{300, 1000}}}, attrs({1}, false)},
+      {"all", {{{4, 5, 6}}}, attrs({}, false)},        {"last", {{{4, 5, 6}}}, attrs({-1}, false)},
+      {"first-keep", {{{4, 5, 6}}}, attrs({0}, true)}, {"middle", {{{4, 5, 6}}}, attrs({1}, false)},
+      {"two", {{{4, 5, 6}}}, attrs({0, 2}, true)},     {"rows-large", {{{300, 1000}}}, attrs({1}, false)},
   };
 }
 

@@ -40,8 +40,10 @@ TEST(CrossEntropy, LabelOutOfRangeNamesTheIndex) {
   in.buffers[1].view.as<int64_t>()[2] = 4;
   for (bool reference : {true, false}) {
     try {
-      if (reference) run_reference(Op::cross_entropy, c.attrs, in, nullptr);
-      else run_cpu(Op::cross_entropy, c.attrs, in, DType::f32, nullptr);
+      if (reference)
+        run_reference(Op::cross_entropy, c.attrs, in, nullptr);
+      else
+        run_cpu(Op::cross_entropy, c.attrs, in, DType::f32, nullptr);
       FAIL() << "no error for an out-of-range label";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("label 4 at index 2"), std::string::npos) << e.what();

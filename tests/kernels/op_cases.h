@@ -13,7 +13,7 @@ namespace strata::testing {
 
 struct InputSpec {
   Shape shape;
-  bool integer = false;     // i64 input (labels, token ids) with values in [0, int_high)
+  bool integer = false;  // i64 input (labels, token ids) with values in [0, int_high)
   int64_t int_high = 1;
   double lo = -1.0, hi = 1.0;  // uniform value range of a floating input
   double min_abs = 0.0;        // keep |x| >= min_abs (away from kinks such as relu's 0)
@@ -24,9 +24,9 @@ struct OpCase {
   std::string label;
   std::vector<InputSpec> inputs;
   OpAttrs attrs;
-  double tol_scale = 1.0;    // multiplies the per-dtype tolerance
-  double fd_step = 1e-6;     // central finite-difference step
-  bool half = true;          // also run in f16/bf16 storage
+  double tol_scale = 1.0;  // multiplies the per-dtype tolerance
+  double fd_step = 1e-6;   // central finite-difference step
+  bool half = true;        // also run in f16/bf16 storage
 };
 
 using CaseFn = std::function<std::vector<OpCase>()>;
@@ -38,7 +38,7 @@ struct CaseRegistrar {
 
 }  // namespace strata::testing
 
-#define STRATA_OP_CASES(op)                                                                     \
-  static std::vector<::strata::testing::OpCase> strata_cases_##op();                            \
+#define STRATA_OP_CASES(op)                                                                          \
+  static std::vector<::strata::testing::OpCase> strata_cases_##op();                                 \
   static ::strata::testing::CaseRegistrar strata_case_reg_##op(::strata::Op::op, strata_cases_##op); \
   static std::vector<::strata::testing::OpCase> strata_cases_##op()

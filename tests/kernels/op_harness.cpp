@@ -31,13 +31,27 @@ std::vector<double> Buffer::to_double() const {
   std::vector<double> v(n);
   for (size_t i = 0; i < n; ++i) {
     switch (view.dtype) {
-      case DType::f64: v[i] = view.as<double>()[i]; break;
-      case DType::f32: v[i] = view.as<float>()[i]; break;
-      case DType::f16: v[i] = f16_bits_to_float(view.as<uint16_t>()[i]); break;
-      case DType::bf16: v[i] = bf16_bits_to_float(view.as<uint16_t>()[i]); break;
-      case DType::i64: v[i] = static_cast<double>(view.as<int64_t>()[i]); break;
-      case DType::i32: v[i] = view.as<int32_t>()[i]; break;
-      case DType::u8: v[i] = view.as<uint8_t>()[i]; break;
+      case DType::f64:
+        v[i] = view.as<double>()[i];
+        break;
+      case DType::f32:
+        v[i] = view.as<float>()[i];
+        break;
+      case DType::f16:
+        v[i] = f16_bits_to_float(view.as<uint16_t>()[i]);
+        break;
+      case DType::bf16:
+        v[i] = bf16_bits_to_float(view.as<uint16_t>()[i]);
+        break;
+      case DType::i64:
+        v[i] = static_cast<double>(view.as<int64_t>()[i]);
+        break;
+      case DType::i32:
+        v[i] = view.as<int32_t>()[i];
+        break;
+      case DType::u8:
+        v[i] = view.as<uint8_t>()[i];
+        break;
     }
   }
   return v;
@@ -46,13 +60,27 @@ std::vector<double> Buffer::to_double() const {
 void Buffer::from_double(const std::vector<double>& v) {
   for (size_t i = 0; i < v.size(); ++i) {
     switch (view.dtype) {
-      case DType::f64: view.as<double>()[i] = v[i]; break;
-      case DType::f32: view.as<float>()[i] = static_cast<float>(v[i]); break;
-      case DType::f16: view.as<uint16_t>()[i] = float_to_f16_bits(static_cast<float>(v[i])); break;
-      case DType::bf16: view.as<uint16_t>()[i] = float_to_bf16_bits(static_cast<float>(v[i])); break;
-      case DType::i64: view.as<int64_t>()[i] = static_cast<int64_t>(v[i]); break;
-      case DType::i32: view.as<int32_t>()[i] = static_cast<int32_t>(v[i]); break;
-      case DType::u8: view.as<uint8_t>()[i] = static_cast<uint8_t>(v[i]); break;
+      case DType::f64:
+        view.as<double>()[i] = v[i];
+        break;
+      case DType::f32:
+        view.as<float>()[i] = static_cast<float>(v[i]);
+        break;
+      case DType::f16:
+        view.as<uint16_t>()[i] = float_to_f16_bits(static_cast<float>(v[i]));
+        break;
+      case DType::bf16:
+        view.as<uint16_t>()[i] = float_to_bf16_bits(static_cast<float>(v[i]));
+        break;
+      case DType::i64:
+        view.as<int64_t>()[i] = static_cast<int64_t>(v[i]);
+        break;
+      case DType::i32:
+        view.as<int32_t>()[i] = static_cast<int32_t>(v[i]);
+        break;
+      case DType::u8:
+        view.as<uint8_t>()[i] = static_cast<uint8_t>(v[i]);
+        break;
     }
   }
 }
@@ -105,8 +133,10 @@ OpRun run(Op op, const OpAttrs& a, const OpInputs& in_src, DType dt, const std::
     r.outputs.emplace_back(is_floating(o.dtype) ? dt : o.dtype, o.shape);
     ov.push_back(r.outputs.back().view);
   }
-  if (reference) reference_backend().ops[static_cast<size_t>(op)].forward(a, iv.data(), ov.data());
-  else cpu_forward(op, a, iv.data(), ov.data());
+  if (reference)
+    reference_backend().ops[static_cast<size_t>(op)].forward(a, iv.data(), ov.data());
+  else
+    cpu_forward(op, a, iv.data(), ov.data());
   if (!grad_out) return r;
   Buffer go(dt, outs[0].shape);
   go.from_double(*grad_out);
@@ -118,8 +148,10 @@ OpRun run(Op op, const OpAttrs& a, const OpInputs& in_src, DType dt, const std::
       gv[i] = r.grad_inputs[i].view;
     }
   }
-  if (reference) reference_backend().ops[static_cast<size_t>(op)].backward(a, iv.data(), ov.data(), go.view, gv.data());
-  else cpu_backward(op, a, iv.data(), ov.data(), go.view, gv.data());
+  if (reference)
+    reference_backend().ops[static_cast<size_t>(op)].backward(a, iv.data(), ov.data(), go.view, gv.data());
+  else
+    cpu_backward(op, a, iv.data(), ov.data(), go.view, gv.data());
   return r;
 }
 

@@ -8,9 +8,9 @@
 #include <bit>
 #include <cfenv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
-#include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
@@ -45,9 +45,9 @@ uint32_t round_to_grid(float x, int mant_bits, int emin, int emax, uint32_t inf_
   std::frexp(a, &e2);
   int E = e2 - 1;  // floor(log2 a)
   if (E > emax) return inf_bits;
-  if (E < emin) E = emin;  // subnormal: the grid step stays 2^(emin - mant_bits)
+  if (E < emin) E = emin;                               // subnormal: the grid step stays 2^(emin - mant_bits)
   long double q = a / std::ldexp(1.0L, E - mant_bits);  // exact: division by a power of two
-  auto R = static_cast<int64_t>(std::nearbyint(q));  // default rounding mode: ties to even
+  auto R = static_cast<int64_t>(std::nearbyint(q));     // default rounding mode: ties to even
   int64_t bits = (static_cast<int64_t>(E - emin + 1) << mant_bits) + (R - (int64_t{1} << mant_bits));
   return static_cast<uint32_t>(bits);
 }
@@ -69,7 +69,8 @@ std::vector<float> boundary_floats(ToFloat to_float, uint16_t inf_bits) {
   for (uint32_t h = 0; h < inf_bits; ++h) {
     double lo = to_float(static_cast<uint16_t>(h));
     // upper neighbour of the largest finite value: the next grid step, where rounding goes to inf
-    double hi = h + 1 < inf_bits ? to_float(static_cast<uint16_t>(h + 1)) : 2 * lo - to_float(static_cast<uint16_t>(h - 1));
+    double hi = h + 1 < inf_bits ? to_float(static_cast<uint16_t>(h + 1))
+                                 : 2 * lo - to_float(static_cast<uint16_t>(h - 1));
     auto mid = static_cast<float>((lo + hi) / 2);
     EXPECT_EQ(static_cast<double>(mid), (lo + hi) / 2) << "midpoint not exact for " << h;
     for (float f : {static_cast<float>(lo), mid, std::nextafter(mid, 0.0f), std::nextafter(mid, INFINITY)}) {
@@ -78,8 +79,8 @@ std::vector<float> boundary_floats(ToFloat to_float, uint16_t inf_bits) {
     }
   }
   // float subnormals and the smallest floats: all round to zero or the first half subnormals
-  for (uint32_t bits : {0x00000001u, 0x00400000u, 0x007fffffu, 0x00800000u, 0x33000000u, 0x33000001u, 0x32ffffffu,
-                        0x33800000u, 0x33c00000u, 0x7f7fffffu})
+  for (uint32_t bits : {0x00000001u, 0x00400000u, 0x007fffffu, 0x00800000u, 0x33000000u, 0x33000001u,
+                        0x32ffffffu, 0x33800000u, 0x33c00000u, 0x7f7fffffu})
     v.push_back(std::bit_cast<float>(bits));
   v.push_back(INFINITY);
   v.push_back(-INFINITY);
@@ -100,8 +101,8 @@ std::vector<float> random_floats(size_t n) {
 }
 
 std::vector<uint32_t> nan_floats() {
-  return {0x7fc00000u, 0xffc00000u, 0x7f800001u, 0xff800001u, 0x7fbfffffu, 0x7fffffffu, 0x7fa00000u, 0x7f802000u,
-          0xffffe000u, 0x7f801fffu};
+  return {0x7fc00000u, 0xffc00000u, 0x7f800001u, 0xff800001u, 0x7fbfffffu,
+          0x7fffffffu, 0x7fa00000u, 0x7f802000u, 0xffffe000u, 0x7f801fffu};
 }
 
 TEST(Half, RoundingModeIsNearestEven) { ASSERT_EQ(std::fegetround(), FE_TONEAREST); }
@@ -162,7 +163,8 @@ TEST(Half, FloatToF16RoundsToNearestEven) {
 }
 
 TEST(Half, FloatToBf16RoundsToNearestEven) {
-  auto floats = boundary_floats([](uint16_t b) { return static_cast<double>(bf16_bits_to_float(b)); }, kBf16Inf);
+  auto floats =
+      boundary_floats([](uint16_t b) { return static_cast<double>(bf16_bits_to_float(b)); }, kBf16Inf);
   auto more = random_floats(500000);
   floats.insert(floats.end(), more.begin(), more.end());
   for (float f : floats) ASSERT_EQ(float_to_bf16_bits(f), ref_bf16(f)) << std::hexfloat << f;
@@ -228,7 +230,8 @@ BulkMismatches bulk_vs_scalar(bool nan_inputs) {
       std::vector<float> f(n);
       bulk(src.data() + off, f.data(), n);
       for (size_t i = 0; i < n; ++i)
-        r.check(std::bit_cast<uint32_t>(f[i]) == std::bit_cast<uint32_t>(scalar(src[off + i])), name, src[off + i]);
+        r.check(std::bit_cast<uint32_t>(f[i]) == std::bit_cast<uint32_t>(scalar(src[off + i])), name,
+                src[off + i]);
     };
     widen(f16s, f16_to_f32, f16_bits_to_float, "f16_to_f32");
     widen(bf16s, bf16_to_f32, bf16_bits_to_float, "bf16_to_f32");
@@ -256,8 +259,9 @@ TEST(Half, BulkMatchesScalarBitForBit) {
 // f16_bits_to_float that keeps a signalling NaN signalling differs from it.
 TEST(Half, BulkMatchesScalarBitForBitOnNaNs) {
   auto r = bulk_vs_scalar(true);
-  EXPECT_TRUE(r.found.empty()) << "first mismatches: " << ::testing::PrintToString(r.found)
-                               << " (a signalling f16 NaN must widen to a quiet float NaN: float bit 0x400000 set)";
+  EXPECT_TRUE(r.found.empty())
+      << "first mismatches: " << ::testing::PrintToString(r.found)
+      << " (a signalling f16 NaN must widen to a quiet float NaN: float bit 0x400000 set)";
 }
 
 TEST(Half, StorageTypesUseTheScalarConversions) {

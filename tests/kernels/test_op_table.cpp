@@ -53,10 +53,14 @@ std::string param_name(const ::testing::TestParamInfo<Param>& p) {
 
 double tolerance(DType dt) {
   switch (dt) {
-    case DType::f32: return 2e-5;
-    case DType::f16: return 4e-3;
-    case DType::bf16: return 3e-2;
-    default: return 0;
+    case DType::f32:
+      return 2e-5;
+    case DType::f16:
+      return 4e-3;
+    case DType::bf16:
+      return 3e-2;
+    default:
+      return 0;
   }
 }
 
@@ -77,7 +81,8 @@ TEST(OpRegistry, EveryOpHasCasesAndKernels) {
   for (int i = 0; i < kOpCount; ++i) {
     Op op = static_cast<Op>(i);
     const OpInfo& info = op_info(op);
-    EXPECT_TRUE(case_registry().count(op)) << "op '" << info.name << "' has no test cases (tests/kernels/cases_*.cpp)";
+    EXPECT_TRUE(case_registry().count(op))
+        << "op '" << info.name << "' has no test cases (tests/kernels/cases_*.cpp)";
     EXPECT_NE(reference_backend().ops[i].forward, nullptr) << info.name;
     EXPECT_NE(cpu_backend().ops[i].backward, nullptr) << info.name;
     EXPECT_GE(info.outputs, 1) << info.name;

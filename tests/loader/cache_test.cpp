@@ -109,8 +109,10 @@ TEST(ShardCache, ManyProcessesDownloadEachShardOnce) {
   ASSERT_EQ(codes, std::vector<int>(kProcs, 0));
   int64_t total = 0;
   for (int i = 0; i < kProcs; ++i) total += read_count(root / ("requests." + std::to_string(i)));
-  EXPECT_EQ(total, static_cast<int64_t>(m.shards.size()) + 1) << "one GET per shard plus the manifest, per node";
-  EXPECT_FALSE(fs::exists(root / "cache" / "manifest.json")) << "job lifetime: the last process empties the cache";
+  EXPECT_EQ(total, static_cast<int64_t>(m.shards.size()) + 1)
+      << "one GET per shard plus the manifest, per node";
+  EXPECT_FALSE(fs::exists(root / "cache" / "manifest.json"))
+      << "job lifetime: the last process empties the cache";
   EXPECT_EQ(count_files(root / "cache" / "shards"), 0);
 }
 
@@ -160,8 +162,8 @@ TEST(ShardCache, EvictsTheFarthestNextUseAndNeverAPinnedShard) {
   for (auto& s : m.shards) ASSERT_EQ(s.bytes, shard);
   HookedSource src(root / "ds");
   ShardCache cache(src, cache_opts(root / "cache", 3 * shard));
-  std::map<std::string, int64_t> next = {{"shard-0.h5", 50}, {"shard-1.h5", 900}, {"shard-2.h5", 10},
-                                         {"shard-3.h5", 5}, {"shard-4.h5", 1}};
+  std::map<std::string, int64_t> next = {
+      {"shard-0.h5", 50}, {"shard-1.h5", 900}, {"shard-2.h5", 10}, {"shard-3.h5", 5}, {"shard-4.h5", 1}};
   cache.set_next_use([&](const std::string& n) { return next.at(n); });
   cache.acquire(m.shards[0]);
   auto pinned = cache.acquire(m.shards[1]);  // farthest, but in use

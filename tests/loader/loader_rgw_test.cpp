@@ -64,7 +64,12 @@ TEST_P(RgwOneGetPerShard, ThreeEpochsOfFashionMnist) {
   const int procs = GetParam();
   const std::string url = fmnist_url();
   auto src = open_source(url, rgw_options());
-  Manifest m = Manifest::from_json([&] { auto b = src->get("manifest.json"); return std::string(b.begin(), b.end()); }(), url);
+  Manifest m = Manifest::from_json(
+      [&] {
+        auto b = src->get("manifest.json");
+        return std::string(b.begin(), b.end());
+      }(),
+      url);
   ASSERT_GE(m.shards.size(), 6u);
   auto root = scratch_dir("rgw-oneget" + std::to_string(procs));
   auto codes = run_children(procs, [&](int rank, const std::function<void()>& ready) {

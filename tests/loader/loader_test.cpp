@@ -3,6 +3,8 @@
 // manifest), remote reads with half the data cached against an independent
 // farthest-next-use simulation, exactly-once coverage through the real pipeline,
 // mid-epoch and elastic restore, transforms, errors.
+#include "data/loader.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -12,7 +14,6 @@
 #include <set>
 
 #include "core/error.h"
-#include "data/loader.h"
 #include "data/shard.h"
 #include "loader_test_util.h"
 
@@ -45,8 +46,9 @@ LoaderOptions base_options(const fs::path& data, const fs::path& cache, int64_t 
 
 uint64_t batch_hash(const strata::HostBatch& b) {
   uint64_t h = 0;
-  for (auto& f : b.fields) h = h * 1000003 ^ std::hash<std::string_view>{}(
-      std::string_view(reinterpret_cast<const char*>(f.bytes.data()), f.bytes.size()));
+  for (auto& f : b.fields)
+    h = h * 1000003 ^ std::hash<std::string_view>{}(
+                          std::string_view(reinterpret_cast<const char*>(f.bytes.data()), f.bytes.size()));
   return h;
 }
 
@@ -124,12 +126,16 @@ TEST(Loader, HalfCacheRemoteReadsMatchFarthestNextUse) {
   oo.seed = o.seed;
   oo.global_batch = o.batch_size;
   oo.shuffle_window = 1;
-  struct Run { int32_t shard; int64_t first, last; };
+  struct Run {
+    int32_t shard;
+    int64_t first, last;
+  };
   std::vector<std::vector<Run>> runs(epochs + 1);
   for (int e = 0; e <= epochs; ++e) {
     auto order = global_order(sizes, oo, e);
     for (int64_t p = 0; p < static_cast<int64_t>(order.size()); ++p) {
-      if (runs[e].empty() || runs[e].back().shard != order[p].shard) runs[e].push_back({order[p].shard, p, p});
+      if (runs[e].empty() || runs[e].back().shard != order[p].shard)
+        runs[e].push_back({order[p].shard, p, p});
       runs[e].back().last = p;
     }
   }
@@ -143,13 +149,20 @@ TEST(Loader, HalfCacheRemoteReadsMatchFarthestNextUse) {
       if (cached.count(r.shard)) continue;
       predicted[e]++;
       auto next_use = [&](int32_t s) -> int64_t {
-        for (auto& x : runs[e]) if (x.shard == s && x.last >= t) return std::max(x.first, t);
-        for (auto& x : runs[e + 1]) if (x.shard == s) return n + x.first;
+        for (auto& x : runs[e])
+          if (x.shard == s && x.last >= t) return std::max(x.first, t);
+        for (auto& x : runs[e + 1])
+          if (x.shard == s) return n + x.first;
         return INT64_MAX;
       };
       std::set<int32_t> pinned;
-      for (size_t i = 0; i < j; ++i) if (runs[e][i].last >= t) pinned.insert(runs[e][i].shard);
-      auto used = [&] { int64_t u = 0; for (auto s : cached) u += m.shards[s].bytes; return u; };
+      for (size_t i = 0; i < j; ++i)
+        if (runs[e][i].last >= t) pinned.insert(runs[e][i].shard);
+      auto used = [&] {
+        int64_t u = 0;
+        for (auto s : cached) u += m.shards[s].bytes;
+        return u;
+      };
       while (used() + m.shards[r.shard].bytes > o.cache_bytes) {
         int32_t victim = -1;
         for (auto s : cached)
@@ -167,14 +180,16 @@ TEST(Loader, HalfCacheRemoteReadsMatchFarthestNextUse) {
   for (int e = 0; e < epochs; ++e) {
     loader.start_epoch(e);
     strata::HostBatch b;
-    while (loader.next(b)) {}
+    while (loader.next(b)) {
+    }
     seen.push_back(loader.metrics().remote_requests);
     EXPECT_EQ(loader.metrics().cache_misses, predicted[e]);
     EXPECT_LE(loader.cache().usage_bytes(), o.cache_bytes);
   }
   EXPECT_EQ(seen, predicted);
   EXPECT_EQ(predicted[0], static_cast<int64_t>(m.shards.size()));
-  EXPECT_LT(predicted[1], static_cast<int64_t>(m.shards.size())) << "the rule must save reads for the test to mean anything";
+  EXPECT_LT(predicted[1], static_cast<int64_t>(m.shards.size()))
+      << "the rule must save reads for the test to mean anything";
   std::printf("remote reads per epoch with half the data cached: %ld %ld %ld (shards %zu)\n", (long)seen[0],
               (long)seen[1], (long)seen[2], m.shards.size());
 }
@@ -347,7 +362,8 @@ TEST(Loader, ADamagedShardStopsNextWithAnErrorNamingIt) {
   Loader l(o);
   strata::HostBatch b;
   try {
-    while (l.next(b)) {}
+    while (l.next(b)) {
+    }
     FAIL() << "read a shard that fails its checksum";
   } catch (const strata::IoError& e) {
     EXPECT_NE(std::string(e.what()).find("shard-1.h5"), std::string::npos) << e.what();
@@ -361,7 +377,8 @@ TEST(Loader, MetricsPerEpoch) {
   for (int e = 0; e < 2; ++e) {
     l.start_epoch(e);
     strata::HostBatch b;
-    while (l.next(b)) {}
+    while (l.next(b)) {
+    }
     auto mt = l.metrics();
     EXPECT_EQ(mt.batches, l.batches_per_epoch());
     EXPECT_EQ(mt.samples, mt.batches * 64);
@@ -420,7 +437,8 @@ TEST(Loader, DatasetsWithTheSameShardNamesDoNotShareCachedFiles) {
   ASSERT_TRUE(keep_a.next(warm));
   auto la = labels_of(a), lb = labels_of(b);
   ASSERT_EQ(la.size(), lb.size());
-  for (size_t i = 0; i < la.size(); ++i) ASSERT_EQ(lb[i], (la[i] + 1) % 10) << "sample " << i << " came from the other dataset";
+  for (size_t i = 0; i < la.size(); ++i)
+    ASSERT_EQ(lb[i], (la[i] + 1) % 10) << "sample " << i << " came from the other dataset";
 }
 
 // With Remainder::kPad the last global batch repeats samples; each batch says how

@@ -2,6 +2,7 @@
 // through ShardWriter + Manifest, packed Fashion-MNIST, a Source wrapper with test
 // hooks, and forked child processes with a start barrier.
 #pragma once
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,8 +17,6 @@
 #include <thread>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "data/file_source.h"
 #include "data/manifest.h"
 #include "data/packer.h"
@@ -27,7 +26,9 @@
 namespace strata::data::testing {
 namespace fs = std::filesystem;
 
-inline fs::path scratch_root() { return fs::temp_directory_path() / ("strata-loader-" + std::to_string(::getpid())); }
+inline fs::path scratch_root() {
+  return fs::temp_directory_path() / ("strata-loader-" + std::to_string(::getpid()));
+}
 
 // Removes this test binary's scratch root when the tests end (forked children
 // leave through _exit and skip it); STRATA_KEEP_SCRATCH=1 keeps it for a look.
@@ -37,7 +38,8 @@ class ScratchCleanup : public ::testing::Environment {
     if (!std::getenv("STRATA_KEEP_SCRATCH")) fs::remove_all(scratch_root());
   }
 };
-inline ::testing::Environment* const kScratchCleanup = ::testing::AddGlobalTestEnvironment(new ScratchCleanup);
+inline ::testing::Environment* const kScratchCleanup =
+    ::testing::AddGlobalTestEnvironment(new ScratchCleanup);
 
 inline fs::path scratch_dir(const std::string& name) {
   auto p = scratch_root() / name;
@@ -151,7 +153,8 @@ inline void flip_byte(const fs::path& p, uint64_t at) {
 // Runs body(i) in `n` forked children that all wait at a barrier until every one
 // has called ready(); returns the exit codes. A child that throws exits 1 and
 // prints the error.
-inline std::vector<int> run_children(int n, const std::function<int(int, const std::function<void()>&)>& body) {
+inline std::vector<int> run_children(int n,
+                                     const std::function<int(int, const std::function<void()>&)>& body) {
   int ready_pipe[2], go_pipe[2];
   if (::pipe(ready_pipe) != 0 || ::pipe(go_pipe) != 0) return {};
   std::vector<pid_t> pids;

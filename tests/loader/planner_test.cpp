@@ -150,7 +150,8 @@ TEST(Planner, EachRankTouchesFewShards) {
 
 TEST(StagingPlan, UsesAndNextUse) {
   Manifest m;
-  for (size_t i = 0; i < kShards.size(); ++i) m.shards.push_back({"s" + std::to_string(i), kShards[i], 100 + int64_t(i), ""});
+  for (size_t i = 0; i < kShards.size(); ++i)
+    m.shards.push_back({"s" + std::to_string(i), kShards[i], 100 + int64_t(i), ""});
   auto order = rank_order(global_order(kShards, opts(1, Remainder::kDrop, 1), 0), 1, 1, 0);
   StagingPlan plan(order, m);
   ASSERT_EQ(plan.uses().size(), kShards.size());  // window 1: one use per shard

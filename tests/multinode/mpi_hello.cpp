@@ -65,10 +65,14 @@ int hello(int rank, int size) {
   MPI_Allreduce(&bad, &total_bad, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
 
   if (rank == 0) {
-    if (any_bad_int == 0) std::printf("CHECK allreduce_int ok (sum %d)\n", sum);
-    else std::printf("CHECK allreduce_int FAIL (rank 0 got %d, want %d)\n", sum, want);
-    if (total_bad == 0) std::printf("CHECK allreduce_16MB ok (%zu floats)\n", n);
-    else std::printf("CHECK allreduce_16MB FAIL (%ld bad elements over all ranks)\n", total_bad);
+    if (any_bad_int == 0)
+      std::printf("CHECK allreduce_int ok (sum %d)\n", sum);
+    else
+      std::printf("CHECK allreduce_int FAIL (rank 0 got %d, want %d)\n", sum, want);
+    if (total_bad == 0)
+      std::printf("CHECK allreduce_16MB ok (%zu floats)\n", n);
+    else
+      std::printf("CHECK allreduce_16MB FAIL (%ld bad elements over all ranks)\n", total_bad);
     std::fflush(stdout);
   }
   return any_bad_int == 0 && total_bad == 0 ? 0 : 1;
@@ -102,8 +106,10 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int rc = 0;
-  if (argc >= 3 && std::strcmp(argv[1], "--loop") == 0) rc = loop(rank, std::atof(argv[2]));
-  else rc = hello(rank, size);
+  if (argc >= 3 && std::strcmp(argv[1], "--loop") == 0)
+    rc = loop(rank, std::atof(argv[2]));
+  else
+    rc = hello(rank, size);
   MPI_Finalize();
   return rc;
 }

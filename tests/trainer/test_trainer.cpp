@@ -96,7 +96,8 @@ TEST(Trainer, Fp16OverflowSkipsTheStepAndHalvesTheScale) {
   EXPECT_EQ(s.skipped_steps, 1);
   EXPECT_DOUBLE_EQ(t.scaler().scale(), 0.5e38);
   size_t i = 0;
-  for (auto& [n, p] : model->named_parameters()) EXPECT_EQ(p.to_float_vector(), before[i++]) << n << " changed";
+  for (auto& [n, p] : model->named_parameters())
+    EXPECT_EQ(p.to_float_vector(), before[i++]) << n << " changed";
 }
 
 TEST(Trainer, Fp16TrainsWithLossScaling) {
@@ -200,7 +201,8 @@ TEST(Trainer, RunDirectoryHoldsItsFiles) {
   EXPECT_TRUE(fs::exists(dir + "/train.log"));
   int ckpts = 0, events = 0;
   for (auto& e : fs::directory_iterator(dir + "/checkpoints")) ckpts += e.path().extension() == ".h5";
-  for (auto& e : fs::directory_iterator(dir + "/tensorboard")) events += e.path().filename().string().rfind("events.out.tfevents", 0) == 0;
+  for (auto& e : fs::directory_iterator(dir + "/tensorboard"))
+    events += e.path().filename().string().rfind("events.out.tfevents", 0) == 0;
   EXPECT_EQ(ckpts, 1) << "keep_last 1";
   EXPECT_EQ(events, 1);
   auto j = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));

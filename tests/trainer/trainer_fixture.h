@@ -31,7 +31,8 @@ inline void synthetic_data(int64_t n, int64_t dim, int64_t classes, uint64_t see
     float bv = -1e30f;
     for (int64_t c = 0; c < classes; ++c) {
       float s = 0;
-      for (int64_t d = 0; d < dim; ++d) s += w[static_cast<size_t>(c * dim + d)] * x[static_cast<size_t>(i * dim + d)];
+      for (int64_t d = 0; d < dim; ++d)
+        s += w[static_cast<size_t>(c * dim + d)] * x[static_cast<size_t>(i * dim + d)];
       if (s > bv) bv = s, best = c;
     }
     y[static_cast<size_t>(i)] = best;
@@ -71,7 +72,8 @@ inline std::shared_ptr<Module> build(const TrainConfig& c, std::vector<int64_t> 
 }
 
 inline std::string temp_dir(const std::string& name) {
-  auto p = std::filesystem::temp_directory_path() / ("strata-trainer-test-" + name + "-" + std::to_string(::getpid()));
+  auto p = std::filesystem::temp_directory_path() /
+           ("strata-trainer-test-" + name + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(p);
   return p.string();
 }
