@@ -159,10 +159,8 @@ bool Loader::next(HostBatch& out) {
   if (!pipeline_->next(out, &wait_s_)) return false;
   // Padding (Remainder::kPad) repeats samples at the end of the global order, and
   // a rank's slice is contiguous: rows past the dataset's end are a suffix.
-  int64_t total = 0;
-  for (auto n : shard_samples_) total += n;
   int64_t first = step * global_batch() + static_cast<int64_t>(opts_.rank) * opts_.batch_size;
-  out.valid = std::clamp<int64_t>(total - first, 0, out.size);
+  out.valid = std::clamp<int64_t>(cache_->manifest().total_samples() - first, 0, out.size);
   return true;
 }
 

@@ -44,7 +44,7 @@ std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& c, NamedTensors
   throw ConfigError("optimizer.name: unknown optimizer '" + c.name + "' (sgd, adamw)");
 }
 
-// Top-1 and top-5 hits of (B, C) logits against labels.
+// Top-1 and (when top5 is given) top-5 hits of (B, C) logits against labels.
 void count_hits(const Tensor& logits, const Tensor& labels, int64_t* top1, int64_t* top5) {
   auto v = logits.to_float_vector();
   auto l = labels.to_i64_vector();
@@ -56,7 +56,7 @@ void count_hits(const Tensor& logits, const Tensor& labels, int64_t* top1, int64
     for (int64_t j = 0; j < c; ++j)
       if (row[j] > target || (row[j] == target && j < l[static_cast<size_t>(i)])) ++above;
     if (above == 0) ++*top1;
-    if (above < 5) ++*top5;
+    if (top5 && above < 5) ++*top5;
   }
 }
 
@@ -109,8 +109,7 @@ double Trainer::train_micro_batch(const HostBatch& b, bool sync, int64_t* correc
   }
   Tensor loss = cross_entropy(cast(logits, DType::f32), t.labels);
   double value = loss.item();
-  int64_t top5 = 0;
-  count_hits(logits, t.labels, correct, &top5);
+  count_hits(logits, t.labels, correct, nullptr);
   Tensor objective =
       cfg_.trainer.accumulate > 1 ? scale(loss, 1.0 / static_cast<double>(cfg_.trainer.accumulate)) : loss;
   sync_->begin_step(sync);

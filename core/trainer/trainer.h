@@ -11,6 +11,7 @@
 
 #include "core/batch_source.h"
 #include "core/checkpoint.h"
+#include "core/checkpoint_rotation.h"
 #include "core/communicator.h"
 #include "core/config/train_config.h"
 #include "core/early_stopping.h"
@@ -104,6 +105,7 @@ class Trainer {
   Precision precision_;
   std::unique_ptr<GradientSync> sync_;
   std::unique_ptr<RunLog> log_;
+  std::unique_ptr<CheckpointRotation> rotation_;  // rank 0, made at the first save
   std::string input_field_ = "image", label_field_ = "label";
   std::function<void()> buffer_sync_;
   bool trained_since_buffer_sync_ = false;

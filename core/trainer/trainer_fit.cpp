@@ -35,28 +35,6 @@ void collect_dropouts(const Module& m, const std::string& prefix,
   }
 }
 
-fs::path step_path(const fs::path& dir, int64_t step) {
-  char name[64];
-  std::snprintf(name, sizeof name, "step-%09ld.h5", static_cast<long>(step));
-  return dir / name;
-}
-
-// step-*.h5 files that open, by step.
-std::vector<CheckpointInfo> list_checkpoints(const fs::path& dir) {
-  std::vector<CheckpointInfo> v;
-  if (!fs::is_directory(dir)) return v;
-  for (auto& e : fs::directory_iterator(dir)) {
-    auto name = e.path().filename().string();
-    if (name.rfind("step-", 0) != 0 || e.path().extension() != ".h5") continue;
-    try {
-      v.push_back(read_checkpoint_info(e.path()));
-    } catch (const Error&) {  // torn or foreign: never resumed from
-    }
-  }
-  std::sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.step < b.step; });
-  return v;
-}
-
 // <name>.tmp.<pid> left by a process killed while saving (a live writer's stays).
 void remove_stale_temporaries(const fs::path& dir) {
   for (auto& e : fs::directory_iterator(dir)) {
@@ -149,12 +127,15 @@ void Trainer::save(const BatchSource& train, const Progress& p, double metric) {
   remove_stale_temporaries(dir);
   Checkpoint ck = make_checkpoint(train, p);
   if (std::isfinite(metric)) ck.scalars[ckpt_key::metric] = metric;
-  fs::path path = step_path(dir, p.step);
-  save_checkpoint(ck, path);
-  // keep the last K step checkpoints (best.h5 is a separate file)
-  auto all = list_checkpoints(dir);
-  int64_t keep = std::max<int64_t>(1, cfg_.checkpoint.keep_last);
-  for (size_t i = 0; i + static_cast<size_t>(keep) < all.size(); ++i) fs::remove(all[i].path);
+  if (!rotation_) {  // adopts the checkpoints already there (a resumed run)
+    RotationOptions ro;
+    ro.keep_last = std::max<int64_t>(1, cfg_.checkpoint.keep_last);
+    ro.keep_best = cfg_.checkpoint.keep_best;
+    ro.mode = cfg_.early_stopping.mode;  // the monitored metric's direction
+    ro.prefix = "step";
+    rotation_ = std::make_unique<CheckpointRotation>(dir, ro);
+  }
+  rotation_->save(ck);
 }
 
 void Trainer::maybe_resume(BatchSource& train, Progress& p) {
@@ -162,12 +143,12 @@ void Trainer::maybe_resume(BatchSource& train, Progress& p) {
   if (r.empty()) return;
   fs::path path;
   if (r == "auto") {
-    auto all = list_checkpoints(fs::path(run_dir_) / "checkpoints");
-    if (all.empty()) {
+    auto latest = find_latest_checkpoint(fs::path(run_dir_) / "checkpoints");
+    if (!latest) {
       log_->message("resume: auto: no checkpoint in " + run_dir_ + "/checkpoints, starting fresh");
       return;
     }
-    path = all.back().path;
+    path = *latest;
   } else {
     path = r;
   }

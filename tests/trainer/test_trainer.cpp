@@ -192,6 +192,7 @@ TEST(Trainer, RunDirectoryHoldsItsFiles) {
   c.logging.tensorboard = true;
   c.checkpoint.every_epochs = 1;
   c.checkpoint.keep_last = 1;
+  c.checkpoint.keep_best = false;
   std::string dir = temp_dir("files");
   train(c, 64, dir);
   namespace fs = std::filesystem;
