@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "data/packer.h"
 
 namespace {

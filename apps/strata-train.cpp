@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/config/load.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "core/random.h"
 #include "core/trainer/trainer.h"
 #include "data/loader.h"

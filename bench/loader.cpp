@@ -12,7 +12,7 @@
 #include <cstdio>
 #include <map>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "loader_peers.h"
 #include "registry.h"
 

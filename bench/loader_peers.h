@@ -16,7 +16,7 @@
 #include <mutex>
 #include <thread>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "data/loader.h"
 #include "data/shard.h"
 

@@ -3,7 +3,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "kernels/parallel.h"
 
 namespace strata {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/checkpoint_h5.h"
-#include "core/error.h"
+#include "base/error.h"
 
 namespace strata {
 namespace fs = std::filesystem;

@@ -2,7 +2,7 @@
 
 #include <mutex>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace strata::h5 {
 

@@ -5,7 +5,7 @@
 
 #include "core/checkpoint.h"
 #include "core/checkpoint_h5.h"
-#include "core/error.h"
+#include "base/error.h"
 
 namespace strata {
 namespace fs = std::filesystem;

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <regex>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace strata {
 namespace fs = std::filesystem;

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace strata {
 

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "core/autograd.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "core/ops.h"
 #include "kernels/scalar_math.h"
 

@@ -1,6 +1,6 @@
 #include "core/module.h"
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace strata {
 

@@ -1,7 +1,7 @@
 #include "core/ops.h"
 
 #include "core/autograd.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "kernels/backends.h"
 
 namespace strata {
@@ -26,7 +26,7 @@ class OpNode : public Node {
     }
     Tensor g =
         grad_out.dtype() == outputs[0].dtype() ? grad_out.contiguous() : grad_out.to(outputs[0].dtype());
-    cpu_backward(op_, attrs_, in.data(), out.data(), g.view(), gin.data());
+    kernel_backward(op_, attrs_, in.data(), out.data(), g.view(), gin.data());
     return grads;
   }
 
@@ -81,7 +81,7 @@ std::vector<Tensor> run_op(Op op, const std::vector<Tensor>& inputs_in, const Op
     outputs.push_back(Tensor::empty(s.shape, s.dtype));
     out_views.push_back(outputs.back().view());
   }
-  cpu_forward(op, attrs, in_views.data(), out_views.data());
+  kernel_forward(op, attrs, in_views.data(), out_views.data());
   if (grad_enabled()) {
     auto node = std::make_shared<OpNode>(op, attrs);
     node->inputs = inputs;

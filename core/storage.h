@@ -3,9 +3,9 @@
 #include <cstddef>
 #include <memory>
 
-namespace strata {
+#include "kernels/device.h"
 
-enum class Device { cpu, cuda };
+namespace strata {
 
 class Storage {
  public:

@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "core/autograd.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "core/random.h"
 #include "kernels/half.h"
 

@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "data/manifest.h"
 
 namespace strata::data {

@@ -18,7 +18,7 @@
 #include <random>
 #include <thread>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace strata::data {
 namespace {

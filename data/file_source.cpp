@@ -9,7 +9,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace strata::data {
 namespace fs = std::filesystem;

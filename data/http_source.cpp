@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "data/curl_transfer.h"
 
 namespace strata::data {

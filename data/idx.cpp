@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace strata::data {
 

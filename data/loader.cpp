@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "data/prefetch_pipeline.h"
 #include "data/staging_plan.h"
 

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace strata::data {
 namespace {

@@ -1,6 +1,6 @@
 // URL -> Source. Plain paths and file:// open a FileSource; s3:// and http(s)://
 // open the remote sources.
-#include "core/error.h"
+#include "base/error.h"
 #include "data/file_source.h"
 #include "data/http_source.h"
 #include "data/s3_source.h"

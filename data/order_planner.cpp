@@ -3,7 +3,7 @@
 #include <numeric>
 #include <string>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace strata::data {
 

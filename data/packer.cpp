@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "data/idx.h"
 #include "data/shard.h"
 

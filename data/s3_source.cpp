@@ -13,7 +13,7 @@
 #include <functional>
 #include <memory>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "data/curl_transfer.h"
 #include "data/s3_xml.h"
 

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "data/hdf5_handle.h"
 
 namespace strata::data {

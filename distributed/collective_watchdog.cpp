@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace strata {
 

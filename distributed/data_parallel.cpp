@@ -19,7 +19,7 @@
 #include <chrono>
 #include <cstring>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace strata {
 

@@ -4,7 +4,7 @@
 
 #include <cstdlib>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "distributed/cuda/nccl_communicator.h"
 #include "distributed/mpi_communicator.h"
 

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "distributed/mpi_communicator.h"
 #include "distributed/mpi_detail.h"
 

@@ -13,7 +13,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "distributed/mpi_async.h"
 #include "distributed/mpi_detail.h"
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <mutex>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "kernels/half.h"
 
 namespace strata::mpi_detail {

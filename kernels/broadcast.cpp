@@ -1,6 +1,6 @@
 #include "kernels/broadcast.h"
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace strata {
 

@@ -10,8 +10,13 @@
 //   and writes (assigns, not accumulates) the gradient of each differentiable
 //   input whose grad_in[i].data is non-null.
 // - reference kernels take f64 floating buffers; cpu kernels take f32 (f16/bf16
-//   storage is converted at the dispatch boundary: FP32 arithmetic); integer
+//   storage is converted at the dispatch boundary: FP32 arithmetic); cuda kernels
+//   read and write f16/bf16 storage directly with FP32 accumulation; integer
 //   inputs (labels, token ids) are i64 everywhere.
+// - "(stat)" marks a statistic kept in FP32 whatever the input's storage dtype:
+//   its dtype is stat_dtype(x) (f32, or f64 for the reference's f64 buffers).
+//   Saved auxiliaries are O(rows), not O(rows x cols): backward recomputes the
+//   softmax from the log-sum-exp, as fused GPU kernels do.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -40,6 +45,9 @@ struct OpAttrs {
   uint64_t seed = 0;            // dropout
 };
 
+// The dtype of "(stat)" outputs and FP32 parameters: f64 for f64 inputs, else f32.
+inline DType stat_dtype(DType x) { return x == DType::f64 ? DType::f64 : DType::f32; }
+
 struct OutputSpec {
   Shape shape;
   DType dtype;
@@ -66,16 +74,16 @@ struct OutputSpec {
   /* softmax family over the last axis */                                                                    \
   X(softmax, 1, 1, 0b1)                                                                                      \
   X(log_softmax, 1, 1, 0b1)                                                                                  \
-  X(cross_entropy, 2, 2, 0b01) /* logits[N, C], labels i64[N] -> mean loss []; aux probs; label_smoothing */ \
+  X(cross_entropy, 2, 2, 0b01) /* logits[N, C], labels i64[N] -> mean loss [] (stat); aux: lse [N] (stat); label_smoothing */ \
   /* convolution and pooling, NCHW */                                                                        \
   X(conv2d, 3, 1, 0b111)          /* x[N,C,H,W], w[O,C,kh,kw], b[O]; stride, padding */                      \
   X(max_pool2d, 1, 2, 0b1)        /* kernel, stride, padding; aux: argmax i64 */                             \
   X(avg_pool2d, 1, 1, 0b1)        /* kernel, stride, padding (divides by valid cells) */                     \
   X(global_avg_pool2d, 1, 1, 0b1) /* [N,C,H,W] -> [N,C] */                                                   \
   /* normalisation */                                                                                        \
-  X(batch_norm, 5, 3, 0b111) /* x[N,C,...], gamma, beta, running_mean, running_var; training, momentum, eps; \
-                                aux: mean, invstd */                                                         \
-  X(layer_norm, 3, 3, 0b111) /* x[..., D], gamma[D], beta[D]; eps; aux: mean, rstd per row */                \
+  X(batch_norm, 5, 3, 0b111) /* x[N,C,...], gamma, beta, running_mean, running_var (each x's dtype or f32); \
+                                training, momentum, eps; aux: mean, invstd (stat) */                          \
+  X(layer_norm, 3, 3, 0b111) /* x[..., D], gamma[D], beta[D] (x's dtype or f32); eps; aux: mean, rstd per row (stat) */ \
   X(embedding, 2, 1, 0b10)   /* ids i64[...], table[V, D] -> [..., D] */                                     \
   X(dropout, 1, 2, 0b1)      /* p, training, seed; aux: the scale mask */                                    \
   /* shape */                                                                                                \
@@ -84,7 +92,7 @@ struct OutputSpec {
   X(concat, 2, 1, 0b11) /* axis */                                                                           \
   X(slice, 1, 1, 0b1)   /* axis, start, end */                                                               \
   /* attention */                                                                                            \
-  X(sdpa, 3, 2, 0b111) /* q,k,v [B,H,T,D], causal; scale; aux: probs [B,H,T,T] */
+  X(sdpa, 3, 2, 0b111) /* q,k,v [B,H,T,D], causal; scale; aux: lse [B,H,T] (stat) of the scaled masked scores */
 
 enum class Op : uint16_t {
 #define STRATA_X(name, nin, nout, mask) name,

@@ -1,10 +1,12 @@
-// TensorView: a contiguous, row-major buffer with dtype and shape. The op table's
-// kernels see only these; strides and autograd live in core.
+// TensorView: a contiguous, row-major buffer with dtype, shape and device. The op
+// table's kernels see only these; strides and autograd live in core. A view on
+// Device::cuda points at device memory: host code must never dereference it.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "kernels/device.h"
 #include "kernels/dtype.h"
 
 namespace strata {
@@ -23,6 +25,7 @@ struct TensorView {
   void* data = nullptr;
   DType dtype = DType::f32;
   Shape shape;
+  Device device = Device::cpu;
 
   bool defined() const { return data != nullptr; }
   int64_t numel() const { return shape_numel(shape); }

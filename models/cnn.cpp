@@ -2,7 +2,7 @@
 // then flatten, Linear-ReLU(-Dropout) per `hidden` width, and a Linear head.
 // Input (N, C, H, W); for Fashion-MNIST (N, 1, 28, 28) with channels [32, 64]
 // the feature map is (N, 64, 7, 7).
-#include "core/error.h"
+#include "base/error.h"
 #include "core/modules/modules.h"
 #include "core/random.h"
 #include "models/registry.h"

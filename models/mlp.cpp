@@ -1,5 +1,5 @@
 // MLP: flatten, then Linear-ReLU(-Dropout) per hidden width, then a Linear head.
-#include "core/error.h"
+#include "base/error.h"
 #include "core/modules/modules.h"
 #include "core/random.h"
 #include "models/registry.h"

@@ -1,6 +1,6 @@
 #include "models/registry.h"
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace strata::models {
 

@@ -6,4 +6,4 @@
 #include "core/config/schema.h"
 #include "core/config/to_yaml.h"
 #include "core/config/train_config.h"
-#include "core/error.h"  // ConfigError
+#include "base/error.h"  // ConfigError

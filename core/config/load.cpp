@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "core/config/schema.h"
-#include "core/error.h"
+#include "base/error.h"
 
 namespace strata {
 namespace {

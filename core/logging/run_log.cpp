@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace strata {
 

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace strata {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/init.h"
 #include "core/ops.h"
 #include "core/precision.h"

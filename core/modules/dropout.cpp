@@ -1,6 +1,6 @@
 #include "core/modules/dropout.h"
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/ops.h"
 
 namespace strata {

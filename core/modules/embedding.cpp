@@ -1,6 +1,6 @@
 #include "core/modules/embedding.h"
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/init.h"
 #include "core/ops.h"
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "kernels/parallel.h"
 #include "kernels/scalar_math.h"
 

@@ -3,7 +3,7 @@
 #include <set>
 
 #include "core/autograd.h"
-#include "core/error.h"
+#include "base/error.h"
 
 namespace strata {
 

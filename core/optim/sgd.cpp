@@ -1,6 +1,6 @@
 #include "core/optim/sgd.h"
 
-#include "core/error.h"
+#include "base/error.h"
 #include "kernels/parallel.h"
 #include "kernels/scalar_math.h"
 

@@ -1,6 +1,6 @@
 #include "core/schedule/make_schedule.h"
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/schedule/one_cycle.h"
 #include "core/schedule/plateau.h"
 #include "core/schedule/step_schedules.h"

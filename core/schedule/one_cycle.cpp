@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numbers>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace strata {
 namespace {

@@ -1,6 +1,6 @@
 #include "core/schedule/schedule.h"
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace strata {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace strata {
 namespace {

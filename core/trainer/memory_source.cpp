@@ -5,7 +5,7 @@
 #include <numeric>
 #include <random>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace strata {
 

@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "core/autograd.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "core/grad_clip.h"
 #include "core/ops.h"
 #include "core/optim/adamw.h"

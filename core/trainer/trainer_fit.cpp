@@ -13,7 +13,7 @@
 
 #include "core/autograd.h"
 #include "core/config/to_yaml.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "core/modules/dropout.h"
 #include "core/random.h"
 #include "core/schedule/make_schedule.h"

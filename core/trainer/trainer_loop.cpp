@@ -8,7 +8,7 @@
 
 #include "core/autograd.h"
 #include "core/config/to_yaml.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "core/schedule/make_schedule.h"
 #include "core/trainer/stop_signal.h"
 #include "core/trainer/trainer.h"

@@ -5,7 +5,7 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "distributed/cuda/half_convert.h"
 #include "distributed/mpi_communicator.h"
 #include "distributed/mpi_detail.h"

@@ -1,5 +1,5 @@
 // Built when strata is configured without CUDA: the NCCL backend says so.
-#include "core/error.h"
+#include "base/error.h"
 #include "distributed/cuda/nccl_communicator.h"
 
 namespace strata {

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "kernels/backends.h"
 #include "kernels/cpu/common.h"
 

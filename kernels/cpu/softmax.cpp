@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "kernels/backends.h"
 #include "kernels/cpu/common.h"
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/scalar_math.h"
 

@@ -1,5 +1,5 @@
 // Built when strata is configured without CUDA: says so instead of pretending.
-#include "core/error.h"
+#include "base/error.h"
 #include "kernels/cuda/runtime.h"
 
 namespace strata::cuda {

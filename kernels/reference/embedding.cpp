@@ -1,7 +1,7 @@
 // Reference embedding: a row gather, and a scatter-add for the table gradient.
 #include <string>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "kernels/backends.h"
 #include "kernels/reference/common.h"
 

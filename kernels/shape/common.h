@@ -2,7 +2,7 @@
 #pragma once
 #include <string>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "kernels/op_table.h"
 
 namespace strata::shape {

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <set>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/init.h"
 #include "core/modules/modules.h"
 #include "core/ops.h"

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/optim/adamw.h"
 #include "core/optim/sgd.h"
 #include "core/random.h"

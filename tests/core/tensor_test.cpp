@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/ops.h"
 #include "core/random.h"
 

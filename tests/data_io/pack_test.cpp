@@ -5,7 +5,7 @@
 #include <cstring>
 #include <map>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "data/packer.h"
 #include "data/shard.h"
 #include "test_util.h"

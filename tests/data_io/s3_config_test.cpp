@@ -4,7 +4,7 @@
 
 #include <cstdlib>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "data/s3_source.h"
 #include "data/s3_xml.h"
 #include "test_util.h"

@@ -11,7 +11,7 @@
 #include <random>
 #include <thread>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "data/http_source.h"
 #include "data/manifest.h"
 #include "data/packer.h"

@@ -8,7 +8,7 @@
 
 #include "../trainer/trainer_fixture.h"
 #include "core/autograd.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "core/modules/linear.h"
 #include "core/ops.h"
 #include "core/random.h"

@@ -5,7 +5,7 @@
 
 #include <cstdlib>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "distributed/cuda/nccl_communicator.h"
 
 namespace strata {

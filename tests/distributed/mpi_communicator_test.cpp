@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "distributed/launch_env.h"
 #include "kernels/half.h"
 

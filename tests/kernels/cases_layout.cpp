@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "op_harness.h"
 
 namespace strata::testing {

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "op_harness.h"
 
 namespace strata::testing {

@@ -18,6 +18,8 @@ struct InputSpec {
   double lo = -1.0, hi = 1.0;  // uniform value range of a floating input
   double min_abs = 0.0;        // keep |x| >= min_abs (away from kinks such as relu's 0)
   bool constant = false;       // never perturbed by the gradient check (e.g. running stats)
+  bool fp32 = false;           // stored in f32 whatever the case's dtype (FP32 norm parameters
+                               // and statistics beside half activations); f64 in the reference run
 };
 
 struct OpCase {

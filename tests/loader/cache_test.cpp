@@ -8,7 +8,7 @@
 #include <map>
 #include <numeric>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "data/shard_cache.h"
 #include "loader_test_util.h"
 

@@ -13,7 +13,7 @@
 #include <map>
 #include <set>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "data/shard.h"
 #include "loader_test_util.h"
 

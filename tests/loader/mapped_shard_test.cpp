@@ -7,7 +7,7 @@
 
 #include <cstring>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "loader_test_util.h"
 
 using namespace strata::data;

@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "data/order_planner.h"
 #include "data/staging_plan.h"
 

@@ -14,7 +14,7 @@
 #include <set>
 
 #include "core/checkpoint_rotation.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "core/random.h"
 
 using namespace strata;

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "core/error.h"
+#include "base/error.h"
 
 using namespace strata;
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <numbers>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/schedule/make_schedule.h"
 #include "core/schedule/one_cycle.h"
 #include "core/schedule/plateau.h"

@@ -1,6 +1,7 @@
 // strata::Error: the one exception family users see. Each error says what failed
 // and where (config key path, file, shard, HTTP status and request id).
-// Header-only so that data/ and distributed/ can throw it without linking core.
+// Lives in base/, below every other room: kernels, core, data and distributed all
+// throw it, and nothing in base/ includes anything of strata above it.
 #pragma once
 #include <stdexcept>
 #include <string>

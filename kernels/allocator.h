@@ -1,0 +1,40 @@
+// Allocators: where Storage gets its bytes. An aligned host allocator, a pinned
+// (page-locked) host allocator for buffers the GPU copies from asynchronously,
+// and a stream-ordered caching device allocator (freed blocks are kept and reused
+// by size class, as PyTorch's CUDA caching allocator does, so a training step
+// makes no cudaMalloc after the first). Statistics feed the run's metrics.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/device.h"
+
+namespace strata {
+
+struct AllocatorStats {
+  size_t in_use_bytes = 0;   // handed out and not yet returned
+  size_t peak_bytes = 0;     // high-water mark of in_use_bytes
+  size_t cached_bytes = 0;   // held by the allocator, free for reuse
+  uint64_t allocations = 0;  // allocate() calls
+  uint64_t system_allocations = 0;  // of those, the ones that went to the system (malloc, cudaMalloc)
+};
+
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  // Never returns null: throws strata::Error naming the bytes and the device.
+  virtual void* allocate(size_t bytes) = 0;
+  virtual void deallocate(void* p, size_t bytes) = 0;
+  virtual Device device() const = 0;
+  virtual const char* name() const = 0;
+  virtual AllocatorStats stats() const = 0;
+  // Returns cached blocks to the system (no-op where nothing is cached).
+  virtual void release_cached() {}
+};
+
+Allocator& host_allocator();         // 64-byte aligned host memory
+Allocator& pinned_host_allocator();  // page-locked host memory; throws without CUDA or a device
+Allocator& device_allocator();       // the caching allocator of the current CUDA device; throws without one
+Allocator& allocator_for(Device d);  // host_allocator() or device_allocator()
+
+}  // namespace strata

@@ -1,0 +1,32 @@
+// CUDA device ops not written yet (deleted when kernels/cuda/device_ops.cu lands).
+#include <string>
+
+#include "base/error.h"
+#include "kernels/device_ops_backends.h"
+
+namespace strata::cuda_dev {
+namespace {
+[[noreturn]] void no_cuda(const char* op) {
+  throw Error(std::string("device op ") + op +
+              " on a cuda tensor, is not implemented yet");
+}
+}  // namespace
+
+void fill(const TensorView&, double) { no_cuda("fill"); }
+void convert(const TensorView&, const TensorView&) { no_cuda("convert"); }
+void strided_copy(const TensorView&, const std::vector<int64_t>&, const TensorView&) { no_cuda("strided_copy"); }
+void copy(const TensorView&, const TensorView&) { no_cuda("copy"); }
+void axpy(double, const TensorView&, const TensorView&) { no_cuda("axpy"); }
+void scale(const TensorView&, double) { no_cuda("scale"); }
+void sum_of_squares(const TensorView*, size_t, const TensorView&) { no_cuda("sum_of_squares"); }
+void unscale_found_inf(const TensorView*, size_t, float, const TensorView&) { no_cuda("unscale_found_inf"); }
+void sgd_step(const TensorView*, const TensorView*, const TensorView*, size_t, const dev::SgdStep&, float) {
+  no_cuda("sgd_step");
+}
+void adamw_step(const TensorView*, const TensorView*, const TensorView*, const TensorView*, size_t,
+                const dev::AdamWStep&, float) {
+  no_cuda("adamw_step");
+}
+void synchronize() {}
+
+}  // namespace strata::cuda_dev
