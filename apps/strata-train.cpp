@@ -19,6 +19,7 @@
 #include "data/loader.h"
 #include "distributed/data_parallel.h"
 #include "distributed/launch_env.h"
+#include "kernels/cuda/runtime.h"
 #include "models/registry.h"
 
 namespace fs = std::filesystem;
@@ -109,6 +110,7 @@ int run(int argc, char** argv) {
     run_dir = buf.data();
   }
   manual_seed(static_cast<uint64_t>(cfg.seed));
+  cuda::set_allow_tf32(cfg.precision.allow_tf32);
   if (cfg.data.train_url.empty()) throw ConfigError(config + ": data.train_url is required");
   data::Loader train(loader_options(cfg, cfg.data.train_url, *comm, true));
   std::unique_ptr<data::Loader> test, val;

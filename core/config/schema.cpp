@@ -130,6 +130,8 @@ std::vector<ConfigKey> build_schema() {
           "fp16: scale multiplier on inf/NaN (the step is skipped)"),
       key("precision.growth_interval", K::Int, at_least(1), STRATA_BIND(precision.growth_interval),
           "fp16: clean steps before the scale grows"),
+      key("precision.allow_tf32", K::Bool, any(), STRATA_BIND(precision.allow_tf32),
+          "CUDA: f32 GEMMs and convolutions may use TF32 Tensor Cores (10-bit mantissa inputs)"),
       // trainer
       key("trainer.epochs", K::Int, at_least(1), STRATA_BIND(trainer.epochs), "Passes over the training set"),
       key("trainer.accumulate", K::Int, at_least(1), STRATA_BIND(trainer.accumulate),

@@ -76,6 +76,7 @@ struct PrecisionConfig {
   double growth_factor = 2.0;
   double backoff_factor = 0.5;
   int64_t growth_interval = 2000;
+  bool allow_tf32 = false;  // CUDA f32 GEMM/conv on TF32 Tensor Cores
   bool operator==(const PrecisionConfig&) const = default;
 };
 

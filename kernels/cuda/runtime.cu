@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "kernels/cuda/context.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/scalar_math.h"
 
@@ -37,6 +38,10 @@ DeviceStatus device_status() {
   cudaDeviceProp p{};
   if (cudaGetDeviceProperties(&p, 0) == cudaSuccess) s.name = p.name;
   return s;
+}
+
+void set_allow_tf32(bool allow) {
+  if (device_status().device_count > 0) context().allow_tf32 = allow;
 }
 
 void gelu_forward_host(const float* x, float* y, int64_t n) {

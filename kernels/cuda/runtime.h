@@ -15,6 +15,10 @@ struct DeviceStatus {
 
 DeviceStatus device_status();
 
+// precision.allow_tf32: whether f32 GEMMs and convolutions may run on TF32 Tensor
+// Cores. Off by default (f32 then means f32). No-op in a build without CUDA.
+void set_allow_tf32(bool allow);
+
 // GELU (tanh form) on device 0, host buffers in and out: the smoke path that
 // proves scalar_math.h compiles and runs under nvcc. Throws strata::Error
 // naming the CUDA error when no device is present.

@@ -10,6 +10,8 @@ DeviceStatus device_status() {
   return s;
 }
 
+void set_allow_tf32(bool) {}
+
 void gelu_forward_host(const float*, float*, int64_t) { throw Error(device_status().reason); }
 
 }  // namespace strata::cuda
