@@ -31,15 +31,20 @@ struct Placement::Block {
   ~Block() { alloc.deallocate(p, n); }
 };
 
-Placement::Placement(Device d) : device_(d) {}
+Placement::Placement(Device d) : device_(d) {
+  if (d == Device::cpu) return;
+  alloc_ = &allocator_for(d);
+  copy_ = copy_bytes;
+}
+Placement::Placement(Device d, Allocator& alloc, CopyFn copy) : device_(d), alloc_(&alloc), copy_(copy) {}
 Placement::~Placement() = default;
 
 TensorView Placement::place(const Buffer& b) {
   if (device_ == Device::cpu || !b.view.defined()) return b.view;
   if (blocks_.count(&b)) throw Error("op test placement: a buffer was placed twice");
-  auto block = std::make_unique<Block>(allocator_for(device_), b.bytes.size());
-  copy_bytes(byte_view(const_cast<std::byte*>(b.bytes.data()), b.bytes.size(), Device::cpu),
-             byte_view(block->p, block->n, device_));
+  auto block = std::make_unique<Block>(*alloc_, b.bytes.size());
+  copy_(byte_view(const_cast<std::byte*>(b.bytes.data()), b.bytes.size(), Device::cpu),
+        byte_view(block->p, block->n, device_));
   TensorView v = b.view;
   v.data = block->p;
   v.device = device_;
@@ -50,8 +55,8 @@ TensorView Placement::place(const Buffer& b) {
 void Placement::fetch(Buffer& b) {
   auto it = blocks_.find(&b);
   if (it == blocks_.end()) return;
-  copy_bytes(byte_view(it->second->p, it->second->n, device_),
-             byte_view(b.bytes.data(), b.bytes.size(), Device::cpu));
+  copy_(byte_view(it->second->p, it->second->n, device_),
+        byte_view(b.bytes.data(), b.bytes.size(), Device::cpu));
 }
 
 }  // namespace strata::testing

@@ -11,13 +11,22 @@
 
 #include "kernels/tensor_view.h"
 
+namespace strata {
+class Allocator;
+}
+
 namespace strata::testing {
 
 struct Buffer;
 
 class Placement {
  public:
+  // Copies bytes between a host view and a device view (both u8, same numel).
+  using CopyFn = void (*)(const TensorView& src, const TensorView& dst);
+  // allocator_for(d) and the CUDA device ops' copy.
   explicit Placement(Device d);
+  // Any memory and copy (the harness test places into a fake device this way).
+  Placement(Device d, Allocator& alloc, CopyFn copy);
   ~Placement();
   Placement(const Placement&) = delete;
   Placement& operator=(const Placement&) = delete;
@@ -31,6 +40,8 @@ class Placement {
  private:
   struct Block;
   Device device_;
+  Allocator* alloc_ = nullptr;  // null on the cpu
+  CopyFn copy_ = nullptr;
   std::map<const Buffer*, std::unique_ptr<Block>> blocks_;
 };
 

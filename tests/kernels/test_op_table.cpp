@@ -7,7 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 
+#include "kernels/allocator.h"
+#include "op_placement.h"
 #include "op_suite.h"
 
 namespace strata::testing {
@@ -49,6 +53,55 @@ TEST(OpHarness, UnwrittenOutputsFailTheComparison) {
   EXPECT_TRUE(overrun.sentinel_intact());
   overrun.bytes[overrun.view.bytes()] = std::byte{0};
   EXPECT_FALSE(overrun.sentinel_intact());
+}
+
+// Host memory that calls itself cuda: lets the placement's device round trip
+// (data and guard up, kernel writes and overruns back) run without a GPU.
+class FakeDeviceMemory : public Allocator {
+ public:
+  void* allocate(size_t bytes) override {
+    ++live;
+    return std::malloc(bytes);
+  }
+  void deallocate(void* p, size_t) override {
+    --live;
+    std::free(p);
+  }
+  Device device() const override { return Device::cuda; }
+  const char* name() const override { return "fake device"; }
+  AllocatorStats stats() const override { return {}; }
+  int live = 0;
+};
+
+void copy_between_host_and_fake(const TensorView& src, const TensorView& dst) {
+  EXPECT_NE(src.device, dst.device) << "a placement copy always crosses devices";
+  ASSERT_EQ(src.bytes(), dst.bytes());
+  std::memcpy(dst.data, src.data, src.bytes());
+}
+
+TEST(OpHarness, PlacementRoundTripsDataAndGuard) {
+  FakeDeviceMemory mem;
+  Buffer b(DType::f32, {4}), unused;
+  b.from_double({1, 2, 3, 4});
+  {
+    Placement place(Device::cuda, mem, copy_between_host_and_fake);
+    TensorView v = place.place(b);
+    EXPECT_FALSE(place.place(unused).defined());
+    EXPECT_EQ(v.device, Device::cuda);
+    EXPECT_EQ(v.dtype, DType::f32);
+    EXPECT_EQ(v.shape, b.view.shape);
+    ASSERT_NE(v.data, b.view.data);
+    EXPECT_EQ(std::memcmp(v.data, b.bytes.data(), b.bytes.size()), 0) << "data and guard go up";
+    v.as<float>()[2] = 7;                                       // the "kernel" writes
+    static_cast<std::byte*>(v.data)[v.bytes()] = std::byte{0};  // and overruns by one byte
+    place.fetch(b);
+    EXPECT_EQ(b.to_double(), (std::vector<double>{1, 2, 7, 4}));
+    EXPECT_FALSE(b.sentinel_intact()) << "an overrun on the device shows on the host";
+    EXPECT_EQ(mem.live, 1);
+  }
+  EXPECT_EQ(mem.live, 0) << "device copies are freed with the placement";
+  Placement host(Device::cpu);
+  EXPECT_EQ(host.place(b).data, b.view.data) << "cpu runs use the host buffers themselves";
 }
 
 class OpTable : public ::testing::TestWithParam<OpParam> {};
