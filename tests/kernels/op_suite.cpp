@@ -87,7 +87,6 @@ void expect_backend_matches_reference(const OpParam& p) {
   double tol = tolerance(p.dtype) * oc.tol_scale;
   for (int o = 0; o < info.outputs; ++o) {
     const Buffer& out = got.outputs[o];
-    EXPECT_EQ(out.view.dtype, specs[o].dtype) << info.name << " output " << o;
     EXPECT_TRUE(out.sentinel_intact()) << info.name << " output " << o << " overran its buffer on " << where;
     bool integer = !is_floating(out.view.dtype);
     if (integer && p.dtype != DType::f32) continue;  // rounding to half can create ties
