@@ -3,27 +3,62 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 
 #include "kernels/half.h"
+#include "op_placement.h"
 
 namespace strata::testing {
 
+std::map<Op, CaseFn>& case_registry() {
+  static std::map<Op, CaseFn> r;
+  return r;
+}
+
+const char* backend_name(BackendKind b) { return b == BackendKind::cpu ? "cpu" : "cuda"; }
+Device backend_device(BackendKind b) { return b == BackendKind::cpu ? Device::cpu : Device::cuda; }
+
 Buffer::Buffer(DType dt, Shape shape) {
   size_t n = static_cast<size_t>(shape_numel(shape)) * dtype_size(dt);
-  bytes.assign(n + kGuardBytes, std::byte{0});
+  bytes.resize(n + kGuardBytes);
   view = TensorView{bytes.data(), dt, std::move(shape)};
+  fill_unwritten();
   fill_sentinel();
 }
 
+namespace {
+
+template <typename T>
+void fill_bits(void* p, size_t n, T bits) {
+  for (size_t i = 0; i < n; ++i) std::memcpy(static_cast<std::byte*>(p) + i * sizeof(T), &bits, sizeof(T));
+}
+
+}  // namespace
+
+void Buffer::fill_unwritten() {
+  size_t n = static_cast<size_t>(view.numel());
+  switch (view.dtype) {  // the quiet NaN of each floating format
+    case DType::f64:
+      return fill_bits<uint64_t>(view.data, n, 0x7ff8000000000000ull);
+    case DType::f32:
+      return fill_bits<uint32_t>(view.data, n, 0x7fc00000u);
+    case DType::f16:
+      return fill_bits<uint16_t>(view.data, n, 0x7e00u);
+    case DType::bf16:
+      return fill_bits<uint16_t>(view.data, n, 0x7fc0u);
+    default:
+      std::fill(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(view.bytes()), kGarbage);
+  }
+}
+
 void Buffer::fill_sentinel() {
-  for (size_t i = view.bytes(); i < bytes.size(); ++i) bytes[i] = std::byte{0xA5};
+  std::fill(bytes.begin() + static_cast<std::ptrdiff_t>(view.bytes()), bytes.end(), kSentinel);
 }
 
 bool Buffer::sentinel_intact() const {
-  for (size_t i = view.bytes(); i < bytes.size(); ++i)
-    if (bytes[i] != std::byte{0xA5}) return false;
-  return true;
+  return std::all_of(bytes.begin() + static_cast<std::ptrdiff_t>(view.bytes()), bytes.end(),
+                     [](std::byte b) { return b == kSentinel; });
 }
 
 std::vector<double> Buffer::to_double() const {
@@ -85,11 +120,16 @@ void Buffer::from_double(const std::vector<double>& v) {
   }
 }
 
+DType input_dtype(bool fp32, DType dt) {
+  if (dt == DType::f64) return DType::f64;
+  return fp32 ? DType::f32 : dt;
+}
+
 OpInputs make_inputs(Op op, const OpCase& c, DType dt, uint64_t seed) {
   OpInputs r;
   std::mt19937_64 rng(seed * 1000003ull + static_cast<uint64_t>(op));
   for (auto& spec : c.inputs) {
-    Buffer b(spec.integer ? DType::i64 : dt, spec.shape);
+    Buffer b(spec.integer ? DType::i64 : input_dtype(spec.fp32, dt), spec.shape);
     std::vector<double> v(static_cast<size_t>(shape_numel(spec.shape)));
     if (spec.integer) {
       std::uniform_int_distribution<int64_t> u(0, spec.int_high - 1);
@@ -103,75 +143,105 @@ OpInputs make_inputs(Op op, const OpCase& c, DType dt, uint64_t seed) {
     }
     b.from_double(v);
     r.buffers.push_back(std::move(b));
-  }
-  return r;
-}
-
-OpInputs convert_inputs(const OpInputs& src, DType dt) {
-  OpInputs r;
-  for (auto& b : src.buffers) {
-    Buffer c(is_floating(b.view.dtype) ? dt : b.view.dtype, b.view.shape);
-    c.from_double(b.to_double());
-    r.buffers.push_back(std::move(c));
+    r.fp32.push_back(spec.fp32);
   }
   return r;
 }
 
 namespace {
 
-OpRun run(Op op, const OpAttrs& a, const OpInputs& in_src, DType dt, const std::vector<double>* grad_out,
-          bool reference) {
-  const OpInfo& info = op_info(op);
-  OpInputs in = convert_inputs(in_src, dt);  // private copy: batch_norm writes its running stats
-  std::vector<OutputSpec> specs;
-  for (auto& b : in.buffers) specs.push_back({b.view.shape, b.view.dtype});
-  auto outs = info.infer(specs, a);
-  OpRun r;
-  std::vector<TensorView> iv, ov;
-  for (auto& b : in.buffers) iv.push_back(b.view);
-  for (auto& o : outs) {
-    r.outputs.emplace_back(is_floating(o.dtype) ? dt : o.dtype, o.shape);
-    ov.push_back(r.outputs.back().view);
+bool is_fp32(const OpInputs& in, size_t i) { return i < in.fp32.size() && in.fp32[i]; }
+
+}  // namespace
+
+OpInputs convert_inputs(const OpInputs& src, DType dt) {
+  OpInputs r;
+  for (size_t i = 0; i < src.buffers.size(); ++i) {
+    const Buffer& b = src.buffers[i];
+    Buffer c(is_floating(b.view.dtype) ? input_dtype(is_fp32(src, i), dt) : b.view.dtype, b.view.shape);
+    c.from_double(b.to_double());
+    r.buffers.push_back(std::move(c));
+    r.fp32.push_back(is_fp32(src, i));
   }
+  return r;
+}
+
+std::vector<OutputSpec> output_specs(Op op, const OpAttrs& a, const OpInputs& in, DType dt) {
+  std::vector<OutputSpec> specs;
+  for (size_t i = 0; i < in.buffers.size(); ++i) {
+    const TensorView& v = in.buffers[i].view;
+    specs.push_back({v.shape, is_floating(v.dtype) ? input_dtype(is_fp32(in, i), dt) : v.dtype});
+  }
+  return op_info(op).infer(specs, a);
+}
+
+std::vector<double> round_to(DType dt, const std::vector<double>& v) {
+  Buffer b(dt, {static_cast<int64_t>(v.size())});
+  b.from_double(v);
+  return b.to_double();
+}
+
+namespace {
+
+// One run: `backend` empty for the reference (f64, its table called directly),
+// else through kernel_forward/kernel_backward on that backend's device.
+OpRun run(std::optional<BackendKind> backend, Op op, const OpAttrs& a, const OpInputs& in_src, DType dt,
+          const std::vector<double>* grad_out) {
+  const OpInfo& info = op_info(op);
+  bool reference = !backend;
+  if (reference) dt = DType::f64;
+  OpInputs in = convert_inputs(in_src, dt);  // private copy: batch_norm writes its running stats
+  auto outs = output_specs(op, a, in, dt);
+  OpRun r;
+  for (auto& o : outs)
+    r.outputs.emplace_back(reference && is_floating(o.dtype) ? DType::f64 : o.dtype, o.shape);
+  Placement place(reference ? Device::cpu : backend_device(*backend));
+  std::vector<TensorView> iv, ov;
+  for (auto& b : in.buffers) iv.push_back(place.place(b));
+  for (auto& b : r.outputs) ov.push_back(place.place(b));
   if (reference)
     reference_backend().ops[static_cast<size_t>(op)].forward(a, iv.data(), ov.data());
   else
-    cpu_forward(op, a, iv.data(), ov.data());
+    kernel_forward(op, a, iv.data(), ov.data());
+  for (auto& b : r.outputs) place.fetch(b);
   if (!grad_out) return r;
-  Buffer go(dt, outs[0].shape);
+  Buffer go(r.outputs[0].view.dtype, r.outputs[0].view.shape);
   go.from_double(*grad_out);
-  std::vector<TensorView> gv(static_cast<size_t>(info.inputs));
   r.grad_inputs.resize(static_cast<size_t>(info.inputs));
-  for (int i = 0; i < info.inputs; ++i) {
-    if (info.differentiable & (1u << i)) {
-      r.grad_inputs[i] = Buffer(dt, in.buffers[i].view.shape);
-      gv[i] = r.grad_inputs[i].view;
-    }
-  }
+  for (int i = 0; i < info.inputs; ++i)
+    if (info.differentiable & (1u << i)) r.grad_inputs[i] = Buffer(iv[i].dtype, iv[i].shape);
+  std::vector<TensorView> gv;
+  for (auto& b : r.grad_inputs) gv.push_back(place.place(b));
+  TensorView gov = place.place(go);
   if (reference)
-    reference_backend().ops[static_cast<size_t>(op)].backward(a, iv.data(), ov.data(), go.view, gv.data());
+    reference_backend().ops[static_cast<size_t>(op)].backward(a, iv.data(), ov.data(), gov, gv.data());
   else
-    cpu_backward(op, a, iv.data(), ov.data(), go.view, gv.data());
+    kernel_backward(op, a, iv.data(), ov.data(), gov, gv.data());
+  for (auto& b : r.grad_inputs) place.fetch(b);
   return r;
 }
 
 }  // namespace
 
 OpRun run_reference(Op op, const OpAttrs& a, const OpInputs& in, const std::vector<double>* grad_out) {
-  return run(op, a, in, DType::f64, grad_out, true);
+  return run(std::nullopt, op, a, in, DType::f64, grad_out);
 }
 
-OpRun run_cpu(Op op, const OpAttrs& a, const OpInputs& in, DType dt, const std::vector<double>* grad_out) {
-  return run(op, a, in, dt, grad_out, false);
+OpRun run_backend(BackendKind b, Op op, const OpAttrs& a, const OpInputs& in, DType dt,
+                  const std::vector<double>* grad_out) {
+  return run(b, op, a, in, dt, grad_out);
 }
 
 double scaled_error(const std::vector<double>& x, const std::vector<double>& y) {
+  if (x.size() != y.size()) return INFINITY;
   double m = 1.0, e = 0.0;
   for (size_t i = 0; i < y.size(); ++i) {
+    if (!std::isfinite(x[i]) || !std::isfinite(y[i])) {
+      if (x[i] != y[i]) return INFINITY;  // NaN never equals, so an unwritten NaN always fails
+      continue;
+    }
     m = std::max(m, std::fabs(y[i]));
-    double d = std::fabs(x[i] - y[i]);
-    if (std::isnan(x[i]) != std::isnan(y[i])) d = INFINITY;
-    e = std::max(e, d);
+    e = std::max(e, std::fabs(x[i] - y[i]));
   }
   return e / m;
 }
