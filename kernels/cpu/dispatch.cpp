@@ -1,5 +1,6 @@
 // CPU dispatch: FP16/BF16 storage, FP32 arithmetic. Half buffers are widened to
 // f32 scratch before the kernel and narrowed after it; f32 buffers pass through.
+#include <limits>
 #include <vector>
 
 #include "kernels/backends.h"
@@ -13,7 +14,9 @@ struct Widened {
 
   TensorView widen(const TensorView& v, bool copy_in) {
     if (!v.defined() || !is_half(v.dtype)) return v;
-    auto& s = scratch.emplace_back(static_cast<size_t>(v.numel()));
+    // outputs start as NaN, as on every backend, so a kernel that relies on
+    // zeroed memory fails the op suite in f16/bf16 too
+    auto& s = scratch.emplace_back(static_cast<size_t>(v.numel()), std::numeric_limits<float>::quiet_NaN());
     if (copy_in) {
       if (v.dtype == DType::f16)
         f16_to_f32(v.as<uint16_t>(), s.data(), s.size());
