@@ -186,17 +186,60 @@ void matmul(Entry& en, const void* a, const void* b, void* c, float beta) {
                                      &en.algo, ctx.blaslt_workspace, ctx.blaslt_workspace_bytes, ctx.stream));
 }
 
+// One call of the plan (the cache lock held). A strided batch no algorithm
+// takes runs as its single products instead.
+void run_call(const GemmPlan& p, const GemmCall& call, DType dt, cublasComputeType_t compute,
+              const Operands& o, const char* op) {
+  const size_t es = dtype_size(dt);
+  const Epilogue e = p.epilogue;
+  const bool wants_bias = gemm::epilogue_has_bias(e), wants_bgrad = e == Epilogue::bias_grad;
+  const void* bias_ptr = wants_bgrad ? o.bias_grad : o.bias;
+  const char* a = static_cast<const char*>(o.y) + call.off_y * es;
+  const char* b = static_cast<const char*>(o.x) + call.off_x * es;
+  char* c = static_cast<char*>(o.c) + call.off_c * es;
+  const int64_t bias_align = e == Epilogue::none || e == Epilogue::gelu ? 256 : alignment(bias_ptr);
+  const std::array<int64_t, 4> align = {alignment(a), alignment(b), alignment(c), bias_align};
+  // a bias off 16 bytes: the plain GEMM, then the epilogue as a kernel (GELU must follow the bias)
+  Epilogue fused = bias_align < kBiasAlignment ? Epilogue::none : e;
+  Entry* en = &entry_for(p, call, dt, compute, fused, align, bias_ptr, op);
+  if (!en->found && fused != Epilogue::none) {  // no algorithm fuses it: plain GEMM + kernel
+    fused = Epilogue::none;
+    en = &entry_for(p, call, dt, compute, fused, align, bias_ptr, op);
+  }
+  if (!en->found && call.batch > 1) {
+    for (int64_t i = 0; i < call.batch; ++i)
+      run_call(p,
+               {.off_x = call.off_x + i * call.stride_x,
+                .off_y = call.off_y + i * call.stride_y,
+                .off_c = call.off_c + i * call.stride_c,
+                .beta = call.beta},
+               dt, compute, o, op);
+    return;
+  }
+  if (!en->found)
+    throw Error(std::string(op) + ": cuBLASLt has no algorithm for " + p.str() + " in " + dtype_name(dt));
+  // a cached descriptor still holds the bias pointer of the call that created it
+  if (fused != Epilogue::none && fused != Epilogue::gelu)
+    set_desc(en->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias_ptr);
+  matmul(*en, a, b, c, call.beta);
+  if (fused != e) {
+    ++cache().fallbacks;
+    if (wants_bgrad)
+      gemm_epilogue::bias_grad(p, o.x, o.bias_grad, dt);
+    else
+      gemm_epilogue::bias_act(p, call, o.c, wants_bias ? o.bias : nullptr, dt);  // bias and/or GELU
+  }
+}
+
 }  // namespace
 
 void run(const GemmPlan& p, DType dt, const Operands& o, const char* op) {
   gemm::check_plan(p, op);
-  const size_t es = dtype_size(dt);
   cuda_type(dt, op);  // rejects other dtypes before anything runs
   const Epilogue e = p.epilogue;
   const bool wants_bias = gemm::epilogue_has_bias(e), wants_bgrad = e == Epilogue::bias_grad;
   if ((wants_bias && !o.bias) || (wants_bgrad && !o.bias_grad))
     throw Error(std::string(op) + ": " + p.str() + " needs a bias pointer");
-  const void* bias_ptr = wants_bgrad ? o.bias_grad : o.bias;
   if (p.m == 0 || p.n == 0) {
     if (wants_bgrad && p.n > 0) gemm_epilogue::bias_grad(p, o.x, o.bias_grad, dt);  // D empty, db not
     return;
@@ -212,35 +255,8 @@ void run(const GemmPlan& p, DType dt, const Operands& o, const char* op) {
   }
   const cublasComputeType_t compute =
       dt == DType::f32 && context().allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-  Cache& ch = cache();
-  std::lock_guard<std::mutex> lock(ch.mu);
-  for (const GemmCall& call : p.calls) {
-    const char* a = static_cast<const char*>(o.y) + call.off_y * es;
-    const char* b = static_cast<const char*>(o.x) + call.off_x * es;
-    char* c = static_cast<char*>(o.c) + call.off_c * es;
-    const int64_t bias_align = e == Epilogue::none || e == Epilogue::gelu ? 256 : alignment(bias_ptr);
-    const std::array<int64_t, 4> align = {alignment(a), alignment(b), alignment(c), bias_align};
-    // a bias off 16 bytes: the plain GEMM, then the epilogue as a kernel (GELU must follow the bias)
-    Epilogue fused = bias_align < kBiasAlignment ? Epilogue::none : e;
-    Entry* en = &entry_for(p, call, dt, compute, fused, align, bias_ptr, op);
-    if (!en->found && fused != Epilogue::none) {  // no algorithm fuses it: plain GEMM + kernel
-      fused = Epilogue::none;
-      en = &entry_for(p, call, dt, compute, fused, align, bias_ptr, op);
-    }
-    if (!en->found)
-      throw Error(std::string(op) + ": cuBLASLt has no algorithm for " + p.str() + " in " + dtype_name(dt));
-    // the cached descriptor holds the pointer of the call that created it
-    if (fused != Epilogue::none && fused != Epilogue::gelu)
-      set_desc(en->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias_ptr);
-    matmul(*en, a, b, c, call.beta);
-    if (fused != e) {
-      ++ch.fallbacks;
-      if (wants_bgrad)
-        gemm_epilogue::bias_grad(p, o.x, o.bias_grad, dt);
-      else
-        gemm_epilogue::bias_act(p, call, o.c, wants_bias ? o.bias : nullptr, dt);  // bias and/or GELU
-    }
-  }
+  std::lock_guard<std::mutex> lock(cache().mu);
+  for (const GemmCall& call : p.calls) run_call(p, call, dt, compute, o, op);
 }
 
 CacheStats cache_stats() {
