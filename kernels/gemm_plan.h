@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/scalar_math.h"  // STRATA_HD
 #include "kernels/tensor_view.h"
 
 namespace strata::gemm {
@@ -28,6 +29,14 @@ enum class Epilogue : uint8_t { none, bias, gelu, gelu_bias, bias_grad };
 const char* epilogue_name(Epilogue e);
 inline bool epilogue_has_bias(Epilogue e) { return e == Epilogue::bias || e == Epilogue::gelu_bias; }
 inline bool epilogue_has_gelu(Epilogue e) { return e == Epilogue::gelu || e == Epilogue::gelu_bias; }
+
+// Element (i, j) of a column-major matrix with leading dimension ld, and of
+// op(M) for a stored M (the transpose when `trans`). The host test's GEMM and
+// the CUDA epilogue kernels index through these, so the test proves both.
+STRATA_HD inline int64_t col_major(int64_t i, int64_t j, int64_t ld) { return i + j * ld; }
+STRATA_HD inline int64_t op_element(bool trans, int64_t i, int64_t j, int64_t ld) {
+  return trans ? col_major(j, i, ld) : col_major(i, j, ld);
+}
 
 // A row-major problem: C[M,N] = op(X)[M,K] op(Y)[K,N]; X is stored [K,M] when
 // trans_x, Y is stored [N,K] when trans_y. ld* are row strides in elements; 0

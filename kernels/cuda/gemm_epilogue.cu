@@ -26,7 +26,7 @@ __global__ void scale_kernel(T* c, int64_t m, int64_t n, int64_t ldc, int64_t st
     T* d = c + b * stride;
     for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < m * n;
          e += int64_t(gridDim.x) * blockDim.x) {
-      T& v = d[e % m + (e / m) * ldc];
+      T& v = d[gemm::col_major(e % m, e / m, ldc)];
       v = beta == 0.0f ? T(0.0f) : T(beta * static_cast<float>(v));
     }
   }
@@ -41,7 +41,7 @@ __global__ void bias_act_kernel(T* c, const T* bias, int64_t m, int64_t n, int64
     for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < m * n;
          e += int64_t(gridDim.x) * blockDim.x) {
       int64_t i = e % m;
-      T& v = d[i + (e / m) * ldc];
+      T& v = d[gemm::col_major(i, e / m, ldc)];
       float x = static_cast<float>(v) + (bias ? static_cast<float>(bias[i]) : 0.0f);
       v = T(gelu ? math::gelu(x) : x);
     }
@@ -50,7 +50,7 @@ __global__ void bias_act_kernel(T* c, const T* bias, int64_t m, int64_t n, int64
 
 constexpr int kCols = 32, kLanes = 8;
 
-// bias[j] = sum_q op(B)[q, j]; op(B)[q, j] = B[j + q ldb] when transb, else B[q + j ldb].
+// bias[j] = sum_q op(B)[q, j], op(B) read from B stored column-major with ldb.
 template <typename T>
 __global__ void bias_grad_kernel(const T* x, T* bias, int64_t k, int64_t n, int64_t ldb, bool transb) {
   __shared__ float part[kLanes][kCols];
@@ -58,7 +58,7 @@ __global__ void bias_grad_kernel(const T* x, T* bias, int64_t k, int64_t n, int6
   float s = 0.0f;
   if (j < n)
     for (int64_t q = threadIdx.y; q < k; q += kLanes)
-      s += static_cast<float>(transb ? x[j + q * ldb] : x[q + j * ldb]);
+      s += static_cast<float>(x[gemm::op_element(transb, q, j, ldb)]);
   part[threadIdx.y][threadIdx.x] = s;
   __syncthreads();
   if (threadIdx.y == 0 && j < n) {

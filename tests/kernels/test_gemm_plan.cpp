@@ -39,13 +39,13 @@ void execute(const GemmPlan& p, const Vec& x, const Vec& y, Vec& c, Vec* bias) {
     for (int64_t b = 0; b < call.batch; ++b) {
       int64_t A = call.off_y + b * call.stride_y, B = call.off_x + b * call.stride_x,
               C = call.off_c + b * call.stride_c;
-      auto opa = [&](int64_t i, int64_t q) { return at(y, A + (p.transa ? q + i * p.lda : i + q * p.lda)); };
-      auto opb = [&](int64_t q, int64_t j) { return at(x, B + (p.transb ? j + q * p.ldb : q + j * p.ldb)); };
+      auto opa = [&](int64_t i, int64_t q) { return at(y, A + op_element(p.transa, i, q, p.lda)); };
+      auto opb = [&](int64_t q, int64_t j) { return at(x, B + op_element(p.transb, q, j, p.ldb)); };
       for (int64_t j = 0; j < p.n; ++j) {
         for (int64_t i = 0; i < p.m; ++i) {
           double acc = 0;
           for (int64_t q = 0; q < p.k; ++q) acc += opa(i, q) * opb(q, j);
-          double& d = c.at(static_cast<size_t>(C + i + j * p.ldc));
+          double& d = c.at(static_cast<size_t>(C + col_major(i, j, p.ldc)));
           double v = call.beta != 0 ? acc + call.beta * d : acc;  // beta 0 ignores C (NaN)
           if (epilogue_has_bias(p.epilogue)) v += bias->at(static_cast<size_t>(i));
           if (epilogue_has_gelu(p.epilogue)) v = math::gelu(v);
