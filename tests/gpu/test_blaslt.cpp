@@ -134,34 +134,43 @@ LinearRef linear_ref(const LinearCase& c, const Vec& x, const Vec& w, const Vec&
   return r;
 }
 
+// linear forward, the full backward, and db alone (the bias-gradient kernel without dw).
+void check_linear(const LinearCase& c, DType dt) {
+  SCOPED_TRACE(std::string(dtype_name(dt)) + " rows " + std::to_string(c.rows) + " k " + std::to_string(c.k) +
+               " n " + std::to_string(c.n));
+  Vec x = random_vec(c.rows * c.k, dt, 1), w = random_vec(c.n * c.k, dt, 2), b = random_vec(c.n, dt, 3),
+      dy = random_vec(c.rows * c.n, dt, 4);
+  LinearRef ref = linear_ref(c, x, w, b, dy);
+  DeviceBuffer X(dt, x.size()), W(dt, w.size()), B(dt, b.size()), Y(dt, ref.y.size()), DY(dt, dy.size()),
+      DX(dt, x.size()), DW(dt, w.size()), DB(dt, b.size()), DB2(dt, b.size());
+  X.upload(x), W.upload(w), B.upload(b), DY.upload(dy);
+  TensorView in[3] = {X.view({c.rows, c.k}), W.view({c.n, c.k}), B.view({c.n})};
+  TensorView out[1] = {Y.view({c.rows, c.n})};
+  kernel_forward(Op::linear, {}, in, out);
+  EXPECT_LE(scaled_error(Y.download(), ref.y), tolerance(dt)) << "y";
+  TensorView gin[3] = {DX.view({c.rows, c.k}), DW.view({c.n, c.k}), DB.view({c.n})};
+  kernel_backward(Op::linear, {}, in, out, DY.view({c.rows, c.n}), gin);
+  EXPECT_LE(scaled_error(DX.download(), ref.dx), tolerance(dt)) << "dx";
+  EXPECT_LE(scaled_error(DW.download(), ref.dw), tolerance(dt)) << "dw";
+  EXPECT_LE(scaled_error(DB.download(), ref.db), tolerance(dt)) << "db";
+  TensorView only_db[3] = {{}, {}, DB2.view({c.n})};
+  kernel_backward(Op::linear, {}, in, out, DY.view({c.rows, c.n}), only_db);
+  EXPECT_LE(scaled_error(DB2.download(), ref.db), tolerance(dt)) << "db without dw";
+}
+
 TEST(CudaLinear, ForwardAndBackwardMatchHostGemm) {
   STRATA_REQUIRE_GPU();
   ASSERT_FALSE(cuda::context().allow_tf32) << "TF32 must be off by default";
-  // odd sizes, K = 1, one row, aligned sizes (fused epilogues), K = 1024 (TF32 would miss 2e-5)
-  const LinearCase cases[] = {{37, 129, 67}, {5, 1, 3}, {1, 16, 8}, {64, 128, 96}, {64, 1024, 64}};
-  for (const LinearCase& c : cases) {
-    for (DType dt : kDtypes) {
-      SCOPED_TRACE(std::string(dtype_name(dt)) + " rows " + std::to_string(c.rows) + " k " +
-                   std::to_string(c.k) + " n " + std::to_string(c.n));
-      Vec x = random_vec(c.rows * c.k, dt, 1), w = random_vec(c.n * c.k, dt, 2), b = random_vec(c.n, dt, 3),
-          dy = random_vec(c.rows * c.n, dt, 4);
-      LinearRef ref = linear_ref(c, x, w, b, dy);
-      DeviceBuffer X(dt, x.size()), W(dt, w.size()), B(dt, b.size()), Y(dt, ref.y.size()), DY(dt, dy.size()),
-          DX(dt, x.size()), DW(dt, w.size()), DB(dt, b.size());
-      X.upload(x), W.upload(w), B.upload(b), DY.upload(dy);
-      TensorView in[3] = {X.view({c.rows, c.k}), W.view({c.n, c.k}), B.view({c.n})};
-      TensorView out[1] = {Y.view({c.rows, c.n})};
-      kernel_forward(Op::linear, {}, in, out);
-      EXPECT_LE(scaled_error(Y.download(), ref.y), tolerance(dt)) << "y";
-      TensorView gin[3] = {DX.view({c.rows, c.k}), DW.view({c.n, c.k}), DB.view({c.n})};
-      kernel_backward(Op::linear, {}, in, out, DY.view({c.rows, c.n}), gin);
-      EXPECT_LE(scaled_error(DX.download(), ref.dx), tolerance(dt)) << "dx";
-      EXPECT_LE(scaled_error(DW.download(), ref.dw), tolerance(dt)) << "dw";
-      EXPECT_LE(scaled_error(DB.download(), ref.db), tolerance(dt)) << "db";
-    }
-  }
+  // odd sizes, K = 1, one row, aligned sizes (fused epilogues), K = 1024 (TF32 would miss 2e-5), K = 0
+  const LinearCase cases[] = {{37, 129, 67}, {5, 1, 3}, {1, 16, 8}, {64, 128, 96}, {64, 1024, 64}, {4, 0, 3}};
+  for (const LinearCase& c : cases)
+    for (DType dt : kDtypes) check_linear(c, dt);
   auto st = cuda::blaslt::cache_stats();
   std::printf("cuBLASLt cache: %zu problems, %zu epilogue fallbacks\n", st.entries, st.epilogue_fallbacks);
+  // the same problems again: every one is found in the cache
+  for (const LinearCase& c : cases)
+    for (DType dt : kDtypes) check_linear(c, dt);
+  EXPECT_EQ(cuda::blaslt::cache_stats().entries, st.entries);
 }
 
 TEST(CudaLinear, GeluEpiloguesAndMisalignedBiasFallback) {
@@ -230,7 +239,7 @@ TEST(CudaMatmul, BatchedAndBroadcastForwardBackwardMatchHostGemm) {
   const std::vector<std::pair<Shape, Shape>> cases = {
       {{33, 17}, {17, 9}},          {{1, 64}, {64, 1}},      {{3, 2, 33, 17}, {3, 2, 17, 9}},
       {{4, 31, 16}, {16, 24}},      {{31, 16}, {4, 16, 24}}, {{2, 1, 8, 5}, {1, 3, 5, 7}},
-      {{2, 64, 128}, {2, 128, 64}}, {{7, 1}, {1, 5}},
+      {{2, 64, 128}, {2, 128, 64}}, {{7, 1}, {1, 5}},        {{3, 0}, {0, 4}},
   };
   for (const auto& [sa, sb] : cases) {
     auto sc = shape::matmul_infer({{sa, DType::f32}, {sb, DType::f32}}, {})[0].shape;
