@@ -34,6 +34,7 @@
 #include <thread>
 #include <vector>
 
+#include "gemm_cuda.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/parallel.h"
 #include "registry.h"
@@ -161,11 +162,29 @@ std::vector<int64_t> parse_sizes(const std::string& s) {
   return r;
 }
 
+int gemm_cpu(const std::vector<std::string>& args);
+
 }  // namespace
 
 STRATA_BENCH(gemm,
              "fp32 GEMM GFLOP/s: strata cpu::gemm vs bare Eigen vs OpenBLAS, and % of fp32 peak "
-             "[--threads N] [--sizes 256,512,...] [--fma-units N] [--clock wall|cpu]") {
+             "[--threads N] [--sizes 256,512,...] [--fma-units N] [--clock wall|cpu]; --device cuda: "
+             "fp32/fp16/bf16 TFLOP/s through strata vs direct cuBLASLt vs torch (see --device cuda --help)") {
+  std::vector<std::string> cpu_args;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--device" && i + 1 < args.size() && args[i + 1] == "cuda")
+      return strata::bench::gemm_cuda(args);
+    if (args[i] == "--device" && i + 1 < args.size() && args[i + 1] == "cpu")
+      ++i;
+    else
+      cpu_args.push_back(args[i]);
+  }
+  return gemm_cpu(cpu_args);
+}
+
+namespace {
+
+int gemm_cpu(const std::vector<std::string>& args) {
   int threads = 0, units = 2;
   std::vector<int64_t> sizes = {256, 512, 1024, 2048, 4096};
   for (size_t i = 0; i < args.size(); ++i) {
@@ -248,3 +267,5 @@ STRATA_BENCH(gemm,
         "(try --fma-units, or a quieter machine)\n");
   return 0;
 }
+
+}  // namespace
