@@ -1,5 +1,14 @@
+# One copy of the CUDA kernels in a shared libstrata_kernels.so instead of one per
+# test binary: what keeps the GPU bundle small (scripts/gpu-bundle.sh).
+option(STRATA_SHARED_LIBS "Build the strata layer libraries as shared libraries" OFF)
+if(STRATA_SHARED_LIBS)
+  set(STRATA_LIBRARY_TYPE SHARED)
+else()
+  set(STRATA_LIBRARY_TYPE STATIC)
+endif()
+
 # strata_add_library(<layer> DIR <dir> [PUBLIC_DEPS ...] [PRIVATE_DEPS ...])
-# Builds static library strata_<layer> from every .cpp under <dir> (and .cu files
+# Builds library strata_<layer> (static; shared with STRATA_SHARED_LIBS=ON) from every .cpp under <dir> (and .cu files
 # under <dir>/cuda when the CUDA backend is on).
 function(strata_add_library layer)
   cmake_parse_arguments(A "" "DIR" "PUBLIC_DEPS;PRIVATE_DEPS" ${ARGN})
@@ -13,7 +22,7 @@ function(strata_add_library layer)
   list(APPEND _src ${_cu})
   set(t strata_${layer})
   if(_src)
-    add_library(${t} STATIC ${_src})
+    add_library(${t} ${STRATA_LIBRARY_TYPE} ${_src})
     target_include_directories(${t} PUBLIC
       $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}> $<INSTALL_INTERFACE:include/strata>)
     target_link_libraries(${t} PUBLIC ${A_PUBLIC_DEPS} PRIVATE ${A_PRIVATE_DEPS} strata_options)

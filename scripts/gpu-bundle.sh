@@ -7,8 +7,8 @@
 #   gpu-bundle/lib/       the binaries' shared libraries less glibc and CUDA's (ldd closure)
 #   gpu-bundle/tests.list the gpu tests to run (name and command line)
 #   gpu-bundle/gpu-check.sh
-# Portable code (-march=native off: the GPU host's CPU is not this one), libstdc++
-# and libgcc linked statically, sm_80 and sm_90. MPI stays a shared library that is
+# Portable code (-march=native off: the GPU host's CPU is not this one), this
+# machine's libstdc++ shipped beside the binaries, sm_80 and sm_90. MPI stays a shared library that is
 # never initialised: every binary here runs as a single process (single-process
 # communicator; NCCL with one rank).
 #   STRATA_GPU_BUILD_DIR   build directory (default build-gpu)
@@ -21,17 +21,12 @@ LIMIT_MIB=64
 command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] || { echo "[gpu-bundle] nvcc not found: the bundle needs the CUDA toolkit" >&2; exit 1; }
 
 GEN=(); command -v ninja >/dev/null && GEN=(-G Ninja)
-# OpenBLAS (the CPU GEMM and the bench's peer) linked statically: its shared
-# library alone is 35 MiB, over half of what a device run can carry.
-STATIC_BLAS=()
-OB=$(ls -d /usr/lib/x86_64-linux-gnu/openblas-pthread 2>/dev/null || true)
-if [ -n "$OB" ] && [ -f "$OB/libopenblas.a" ]; then
-  STATIC_BLAS=(-DSTRATA_OPENBLAS_LIBRARY="$OB/libopenblas.a" -DBLAS_LIBRARIES="$OB/libopenblas.a"
-               "-DCMAKE_CXX_STANDARD_LIBRARIES=-Wl,-Bstatic -lgfortran -lquadmath -Wl,-Bdynamic")
-fi
+# Shared strata libraries (one copy of the CUDA kernels, not one per test binary),
+# Eigen as the CPU GEMM and no OpenBLAS peer in the bench (35 MiB of library a GPU
+# check does not use): what keeps the bundle under the 64 MiB a device run carries.
 cmake -S . -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DSTRATA_CUDA=ON -DSTRATA_NATIVE=OFF \
-  -DCMAKE_CUDA_ARCHITECTURES="80;90" "${STATIC_BLAS[@]}" \
-  -DCMAKE_EXE_LINKER_FLAGS="-static-libstdc++ -static-libgcc" ${STRATA_CMAKE_ARGS:-} >/dev/null
+  -DCMAKE_CUDA_ARCHITECTURES="80;90" -DSTRATA_SHARED_LIBS=ON -DSTRATA_GEMM=eigen -DSTRATA_BENCH_OPENBLAS=OFF \
+  ${STRATA_CMAKE_ARGS:-} >/dev/null
 
 # the gpu-labelled tests that run as one process (MPI-launched ones need mpirun)
 ctest --test-dir "$BUILD" -L gpu --show-only=json-v1 > "$BUILD/gpu-tests.json"
@@ -60,7 +55,7 @@ mkdir -p "$OUT/configs" && cp configs/*.yaml "$OUT/configs/"
 # the ldd closure, less glibc and the CUDA libraries the GPU machine has itself
 is_system() {
   case "$1" in
-    libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*|libgcc_s.so*|libstdc++.so*|linux-vdso*) return 0 ;;
+    libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*|linux-vdso*) return 0 ;;
     libcuda.so*|libcudart.so*|libcublas.so*|libcublasLt.so*|libcudnn*.so*|libnccl.so*|libnvToolsExt*|libnvrtc*) return 0 ;;
   esac
   return 1
@@ -74,6 +69,7 @@ for f in "$OUT"/bin/*; do
   done
 done
 
+strip --strip-unneeded "$OUT"/bin/* "$OUT"/lib/*.so* 2>/dev/null || true
 size_mib=$(( $(du -sb "$OUT" | cut -f1) / 1048576 ))
 echo "[gpu-bundle] $OUT: $(ls "$OUT/bin" | wc -l) binaries, $(ls "$OUT/lib" | wc -l) libraries, ${size_mib} MiB"
 if [ "$size_mib" -ge "$LIMIT_MIB" ]; then
