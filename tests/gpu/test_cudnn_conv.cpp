@@ -1,0 +1,296 @@
+// conv2d through cuDNN (gpu label). On any machine: the algorithm cache's
+// bookkeeping and the reduction launch plans; in a CUDA build also the cuDNN
+// descriptors (host objects) against the op's shape rule. On a device: forward,
+// backward data, filter and bias against a direct convolution in double on the
+// same rounded inputs (f32 tight, f16/bf16 loose), and the algorithm cache hit
+// on a repeated shape. Without a device those tests say SKIPPED and why.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/backends.h"
+#include "kernels/cuda/conv_algo_cache.h"
+#include "kernels/cuda/reduce_plan.h"
+#include "kernels/cuda/runtime.h"
+
+#if STRATA_HAVE_CUDA
+#include "base/error.h"
+#include "device_buffer.h"
+#include "kernels/cuda/cudnn_desc.h"
+#endif
+
+namespace strata::cuda {
+namespace {
+
+ConvKey key(int64_t n, int64_t stride, DType dt = DType::f32, ConvPass p = ConvPass::forward) {
+  ConvKey k;
+  k.pass = p;
+  k.dtype = dt;
+  k.n = n;
+  k.c = 3;
+  k.h = k.w = 8;
+  k.o = 4;
+  k.kh = k.kw = 3;
+  k.stride_h = k.stride_w = stride;
+  return k;
+}
+
+TEST(ConvAlgoCache, SearchesOncePerProblem) {
+  ConvAlgoCache cache;
+  int searches = 0;
+  auto find = [&] {
+    ++searches;
+    return ConvAlgo{searches, 0, 64u * static_cast<size_t>(searches), true};
+  };
+  ConvAlgo first = cache.get(key(2, 1), find);
+  ConvAlgo again = cache.get(key(2, 1), find);
+  EXPECT_EQ(searches, 1);
+  EXPECT_EQ(again.algo, first.algo);
+  EXPECT_EQ(again.workspace, first.workspace);
+  // every field of the problem is part of the key
+  cache.get(key(3, 1), find);
+  cache.get(key(2, 2), find);
+  cache.get(key(2, 1, DType::f16), find);
+  cache.get(key(2, 1, DType::f32, ConvPass::backward_filter), find);
+  ConvKey tf32 = key(2, 1);
+  tf32.allow_tf32 = true;
+  cache.get(tf32, find);
+  ConvKey other_device = key(2, 1);
+  other_device.device = 1;
+  cache.get(other_device, find);
+  EXPECT_EQ(searches, 7);
+  ConvAlgoCacheStats s = cache.stats();
+  EXPECT_EQ(s.hits, 1u);
+  EXPECT_EQ(s.misses, 7u);
+  EXPECT_EQ(s.entries, 7u);
+}
+
+TEST(ConvAlgoCache, AFailedSearchCachesNothing) {
+  ConvAlgoCache cache;
+  int searches = 0;
+  auto failing = [&]() -> ConvAlgo {
+    ++searches;
+    throw std::runtime_error("no algorithm");
+  };
+  EXPECT_THROW(cache.get(key(2, 1), failing), std::runtime_error);
+  EXPECT_THROW(cache.get(key(2, 1), failing), std::runtime_error);
+  EXPECT_EQ(searches, 2);
+  EXPECT_EQ(cache.stats().entries, 0u);
+}
+
+// Every element of every output lies in exactly one non-empty block.
+TEST(ReducePlan, SplitsCoverEachOutputWithoutEmptyBlocks) {
+  for (int64_t outputs : {1, 3, 64, 1000, 100000})
+    for (int64_t total : {1, 2, 255, 256, 4096, 100003, 12845056})
+      for (int sms : {1, 108, 132}) {
+        SplitPlan p = plan_splits(outputs, total, sms, 256);
+        std::string what =
+            std::to_string(outputs) + " x " + std::to_string(total) + " on " + std::to_string(sms);
+        ASSERT_GE(p.splits, 1) << what;
+        ASSERT_LE(p.splits, 1024) << what;
+        EXPECT_GE(p.splits * p.chunk, total) << what;
+        EXPECT_LT((p.splits - 1) * p.chunk, total) << what;
+        // small problems stay in one block; large ones fill the device
+        if (total <= 1024) {
+          EXPECT_EQ(p.splits, 1) << what;
+        }
+        if (total >= 256 * 4 * 1024 && outputs < sms) {
+          EXPECT_GE(outputs * p.splits, 4 * sms) << what;
+        }
+      }
+  EXPECT_EQ(plan_splits(0, 10, 132, 256).splits, 1);
+  EXPECT_EQ(plan_splits(5, 0, 132, 256).chunk, 0);
+}
+
+#if STRATA_HAVE_CUDA
+
+// The descriptors need no device: cuDNN's output size for our descriptors must
+// be the op's shape rule (catches swapped pad/stride or H/W arguments).
+TEST(CudnnDescriptors, OutputShapeMatchesTheShapeRule) {
+  struct Case {
+    Shape x, w;
+    int64_t sh, sw, ph, pw;
+  };
+  for (const Case& c :
+       {Case{{2, 3, 9, 8}, {4, 3, 3, 3}, 1, 1, 1, 1}, Case{{2, 4, 11, 10}, {6, 4, 3, 3}, 2, 2, 1, 1},
+        Case{{1, 3, 7, 6}, {2, 3, 3, 3}, 2, 2, 1, 1}, Case{{2, 2, 6, 7}, {3, 2, 2, 3}, 2, 1, 0, 1},
+        Case{{1, 1, 2, 3}, {2, 1, 3, 3}, 1, 2, 2, 1}, Case{{3, 5, 13, 4}, {2, 5, 5, 1}, 3, 1, 2, 0}}) {
+    for (DType dt : {DType::f32, DType::f16, DType::bf16}) {
+      OpAttrs a;
+      a.stride[0] = c.sh;
+      a.stride[1] = c.sw;
+      a.padding[0] = c.ph;
+      a.padding[1] = c.pw;
+      Shape want = op_info(Op::conv2d).infer({{c.x, dt}, {c.w, dt}, {{c.w[0]}, dt}}, a)[0].shape;
+      TensorDesc x;
+      FilterDesc w;
+      ConvDesc conv;
+      x.set_nchw(dt, c.x[0], c.x[1], c.x[2], c.x[3], "conv2d");
+      w.set(dt, c.w[0], c.w[1], c.w[2], c.w[3], "conv2d");
+      conv.set_2d(c.ph, c.pw, c.sh, c.sw, CUDNN_DATA_FLOAT, "conv2d");
+      int n = 0, o = 0, h = 0, wd = 0;
+      ASSERT_EQ(cudnnGetConvolution2dForwardOutputDim(conv.get(), x.get(), w.get(), &n, &o, &h, &wd),
+                CUDNN_STATUS_SUCCESS);
+      EXPECT_EQ((Shape{n, o, h, wd}), want) << shape_str(c.x) << " * " << shape_str(c.w);
+    }
+  }
+}
+
+TEST(CudnnDescriptors, SizesBeyondIntAreAnErrorNamingTheOp) {
+  TensorDesc x;
+  try {
+    x.set_nchw(DType::f16, 1, 1, int64_t(1) << 16, int64_t(1) << 16, "conv2d");
+    FAIL() << "a 2^32-element tensor was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("conv2d"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(cudnn_data_type(DType::f64, "conv2d"), Error);
+}
+
+using gpu_test::DeviceTensor;
+using gpu_test::HostTensor;
+
+struct ConvCase {
+  Shape x, w;
+  int64_t sh, sw, ph, pw;
+};
+
+OpAttrs attrs_of(const ConvCase& c) {
+  OpAttrs a;
+  a.stride[0] = c.sh;
+  a.stride[1] = c.sw;
+  a.padding[0] = c.ph;
+  a.padding[1] = c.pw;
+  return a;
+}
+
+// Direct convolution in double: y, and for dy the gradients dx, dw, db.
+struct Direct {
+  std::vector<double> y, dx, dw, db;
+};
+
+Direct direct_conv(const ConvCase& c, const Shape& ys, const HostTensor& x, const HostTensor& w,
+                   const HostTensor& b, const HostTensor& dy) {
+  int64_t N = c.x[0], C = c.x[1], H = c.x[2], W = c.x[3], O = c.w[0], KH = c.w[2], KW = c.w[3];
+  int64_t HO = ys[2], WO = ys[3];
+  Direct d;
+  d.y.assign(static_cast<size_t>(shape_numel(ys)), 0.0);
+  d.dx.assign(x.values.size(), 0.0);
+  d.dw.assign(w.values.size(), 0.0);
+  d.db.assign(static_cast<size_t>(O), 0.0);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t o = 0; o < O; ++o)
+      for (int64_t i = 0; i < HO; ++i)
+        for (int64_t j = 0; j < WO; ++j) {
+          size_t yi = static_cast<size_t>(((n * O + o) * HO + i) * WO + j);
+          double acc = b.values[static_cast<size_t>(o)], g = dy.values[yi];
+          d.db[static_cast<size_t>(o)] += g;
+          for (int64_t ch = 0; ch < C; ++ch)
+            for (int64_t ki = 0; ki < KH; ++ki)
+              for (int64_t kj = 0; kj < KW; ++kj) {
+                int64_t ii = i * c.sh - c.ph + ki, jj = j * c.sw - c.pw + kj;
+                if (ii < 0 || ii >= H || jj < 0 || jj >= W) continue;
+                size_t xi = static_cast<size_t>(((n * C + ch) * H + ii) * W + jj);
+                size_t wi = static_cast<size_t>(((o * C + ch) * KH + ki) * KW + kj);
+                acc += static_cast<double>(x.values[xi]) * w.values[wi];
+                d.dx[xi] += g * w.values[wi];
+                d.dw[wi] += g * x.values[xi];
+              }
+          d.y[yi] = acc;
+        }
+  return d;
+}
+
+double tolerance(DType dt) { return dt == DType::f32 ? 2e-5 : dt == DType::f16 ? 4e-3 : 3e-2; }
+
+class CudnnConv : public ::testing::TestWithParam<DType> {
+ protected:
+  void SetUp() override {
+    auto st = device_status();
+    if (st.device_count == 0) GTEST_SKIP() << st.reason;
+  }
+};
+
+TEST_P(CudnnConv, ForwardAndBackwardMatchDirectConvolution) {
+  DType dt = GetParam();
+  std::mt19937_64 rng(42);
+  for (const ConvCase& c :
+       {ConvCase{{2, 3, 9, 8}, {4, 3, 3, 3}, 1, 1, 1, 1}, ConvCase{{2, 4, 11, 10}, {6, 4, 3, 3}, 2, 2, 1, 1},
+        ConvCase{{1, 8, 7, 7}, {5, 8, 1, 1}, 2, 2, 0, 0}, ConvCase{{2, 2, 6, 7}, {3, 2, 2, 3}, 2, 1, 0, 1},
+        ConvCase{{4, 16, 14, 14}, {32, 16, 3, 3}, 1, 1, 1, 1}}) {
+    OpAttrs a = attrs_of(c);
+    Shape ys = op_info(Op::conv2d).infer({{c.x, dt}, {c.w, dt}, {{c.w[0]}, dt}}, a)[0].shape;
+    HostTensor x(dt, c.x), w(dt, c.w), b(dt, {c.w[0]}), dy(dt, ys);
+    x.uniform(rng, -1, 1);
+    w.uniform(rng, -0.5f, 0.5f);
+    b.uniform(rng, -1, 1);
+    dy.uniform(rng, -1, 1);
+    Direct want = direct_conv(c, ys, x, w, b, dy);
+    DeviceTensor dx_(x), dw_(w), db_(b), ddy(dy);
+    HostTensor y(dt, ys), gx(dt, c.x), gw(dt, c.w), gb(dt, {c.w[0]});
+    DeviceTensor dy_out(y, false), dgx(gx, false), dgw(gw, false), dgb(gb, false);
+    TensorView in[] = {dx_.view(), dw_.view(), db_.view()}, out[] = {dy_out.view()};
+    kernel_forward(Op::conv2d, a, in, out);
+    TensorView gin[] = {dgx.view(), dgw.view(), dgb.view()};
+    kernel_backward(Op::conv2d, a, in, out, ddy.view(), gin);
+    dy_out.to_host(y);
+    dgx.to_host(gx);
+    dgw.to_host(gw);
+    dgb.to_host(gb);
+    std::string what = std::string(dtype_name(dt)) + " x " + shape_str(c.x) + " w " + shape_str(c.w) +
+                       " stride " + std::to_string(c.sh) + "," + std::to_string(c.sw);
+    EXPECT_LE(gpu_test::scaled_error(y.values, want.y), tolerance(dt)) << what << ": y";
+    EXPECT_LE(gpu_test::scaled_error(gx.values, want.dx), tolerance(dt)) << what << ": dx";
+    EXPECT_LE(gpu_test::scaled_error(gw.values, want.dw), tolerance(dt)) << what << ": dw";
+    EXPECT_LE(gpu_test::scaled_error(gb.values, want.db), tolerance(dt)) << what << ": db";
+  }
+}
+
+TEST_P(CudnnConv, RepeatedShapeHitsTheAlgorithmCache) {
+  DType dt = GetParam();
+  // a shape no other test uses, so the first call must search
+  ConvCase c{{3, 5, 13, 11}, {7, 5, 3, 3}, 2, 2, 1, 1};
+  c.x[0] = 3 + static_cast<int64_t>(dt);
+  OpAttrs a = attrs_of(c);
+  Shape ys = op_info(Op::conv2d).infer({{c.x, dt}, {c.w, dt}, {{c.w[0]}, dt}}, a)[0].shape;
+  std::mt19937_64 rng(7);
+  HostTensor x(dt, c.x), w(dt, c.w), b(dt, {c.w[0]}), g(dt, ys), y(dt, ys), gx(dt, c.x), gw(dt, c.w),
+      gb(dt, {c.w[0]});
+  x.uniform(rng, -1, 1);
+  w.uniform(rng, -1, 1);
+  b.uniform(rng, -1, 1);
+  g.uniform(rng, -1, 1);
+  DeviceTensor dx(x), dw(w), db(b), dg(g), dy(y, false), dgx(gx, false), dgw(gw, false), dgb(gb, false);
+  TensorView in[] = {dx.view(), dw.view(), db.view()}, out[] = {dy.view()};
+  TensorView gin[] = {dgx.view(), dgw.view(), dgb.view()};
+  ConvAlgoCacheStats s0 = conv_algo_cache_stats();
+  kernel_forward(Op::conv2d, a, in, out);
+  kernel_backward(Op::conv2d, a, in, out, dg.view(), gin);
+  ConvAlgoCacheStats s1 = conv_algo_cache_stats();
+  EXPECT_EQ(s1.misses, s0.misses + 3) << "forward, backward data and backward filter each search once";
+  EXPECT_EQ(s1.hits, s0.hits);
+  kernel_forward(Op::conv2d, a, in, out);
+  kernel_backward(Op::conv2d, a, in, out, dg.view(), gin);
+  ConvAlgoCacheStats s2 = conv_algo_cache_stats();
+  EXPECT_EQ(s2.misses, s1.misses) << "a repeated shape searched again";
+  EXPECT_EQ(s2.hits, s1.hits + 3);
+  gpu_test::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, CudnnConv, ::testing::Values(DType::f32, DType::f16, DType::bf16),
+                         [](const ::testing::TestParamInfo<DType>& p) {
+                           return std::string(dtype_name(p.param));
+                         });
+
+#else
+
+TEST(CudnnConv, NeedsACudaBuild) {
+  GTEST_SKIP() << "built without the CUDA backend (STRATA_CUDA=OFF or no nvcc)";
+}
+
+#endif
+
+}  // namespace
+}  // namespace strata::cuda
