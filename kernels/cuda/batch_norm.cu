@@ -83,7 +83,7 @@ __global__ void normalize_kernel(NCS g, const T* x, const float* mean, const flo
   int64_t n = g.numel();
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t c = (i / g.S) % g.C;
+    int64_t c = channel_of(i, g.C, g.S);
     y[i] = from_float<T>((to_float(x[i]) - mean[c]) * invstd[c] * gamma.load(c) + beta.load(c));
   }
 }
@@ -117,7 +117,7 @@ __global__ void dx_kernel(NCS g, const T* x, const T* go, const float* mean, con
   int64_t n = g.numel();
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t c = (i / g.S) % g.C;
+    int64_t c = channel_of(i, g.C, g.S);
     float is = invstd[c], xhat = (to_float(x[i]) - mean[c]) * is;
     float mg = training ? sums[2 * c] / count : 0.0f, mgx = training ? sums[2 * c + 1] / count : 0.0f;
     dx[i] = from_float<T>(norm::batch_norm_dx(to_float(go[i]), xhat, gamma.load(c) * is, mg, mgx, training));

@@ -46,10 +46,7 @@ __global__ void channel_partial_kernel(int64_t C, int64_t S, int64_t per_channel
   int64_t begin = split * chunk, end = min(per_channel, begin + chunk);
   float acc[K];
   for (int k = 0; k < K; ++k) acc[k] = 0.0f;
-  for (int64_t j = begin + threadIdx.x; j < end; j += blockDim.x) {
-    int64_t n = j / S, s = j - n * S;
-    f((n * C + c) * S + s, c, acc);
-  }
+  for (int64_t j = begin + threadIdx.x; j < end; j += blockDim.x) f(channel_element(j, c, C, S), c, acc);
   block_sum(acc);
   if (threadIdx.x == 0)
     for (int k = 0; k < K; ++k) partial[(c * gridDim.y + split) * K + k] = acc[k];

@@ -38,7 +38,7 @@ template <typename T>
 __global__ void bias_add_kernel(int64_t n, int64_t O, int64_t S, AnyFloat b, T* y) {
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    y[i] = from_float<T>(to_float(y[i]) + b.load((i / S) % O));
+    y[i] = from_float<T>(to_float(y[i]) + b.load(channel_of(i, O, S)));
 }
 
 template <typename T>

@@ -2,10 +2,13 @@
 // conv-bias kernels, as plain arithmetic so that it is tested on the host. Each
 // output (a channel, or a layer_norm column tile) is split over `splits` blocks
 // that write partial sums; a second kernel adds a channel's partials in a fixed
-// order, so the result does not depend on scheduling (no atomics).
+// order, so the result does not depend on scheduling (no atomics). The index
+// maps of the NCHW channel walks are here too, for the same reason.
 #pragma once
 #include <algorithm>
 #include <cstdint>
+
+#include "kernels/scalar_math.h"
 
 namespace strata::cuda {
 
@@ -28,5 +31,13 @@ inline SplitPlan plan_splits(int64_t outputs, int64_t total, int sm_count, int t
   p.splits = (total + p.chunk - 1) / p.chunk;  // drop blocks the rounding left empty
   return p;
 }
+
+// x[N, C, S] (NCHW with S = H W): the flat index of the j-th of channel c's N S
+// elements (plane by plane), and the channel of a flat index.
+STRATA_HD inline int64_t channel_element(int64_t j, int64_t c, int64_t C, int64_t S) {
+  int64_t n = j / S;
+  return (n * C + c) * S + (j - n * S);
+}
+STRATA_HD inline int64_t channel_of(int64_t i, int64_t C, int64_t S) { return (i / S) % C; }
 
 }  // namespace strata::cuda

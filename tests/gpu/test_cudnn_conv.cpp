@@ -9,6 +9,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "kernels/backends.h"
 #include "kernels/cuda/conv_algo_cache.h"
@@ -102,6 +103,24 @@ TEST(ReducePlan, SplitsCoverEachOutputWithoutEmptyBlocks) {
       }
   EXPECT_EQ(plan_splits(0, 10, 132, 256).splits, 1);
   EXPECT_EQ(plan_splits(5, 0, 132, 256).chunk, 0);
+}
+
+// The channel walk of the reductions visits each element of its channel once.
+TEST(ReducePlan, ChannelWalkEnumeratesExactlyTheChannel) {
+  for (int64_t N : {1, 3})
+    for (int64_t C : {1, 4})
+      for (int64_t S : {1, 5, 12}) {
+        std::vector<int> seen(static_cast<size_t>(N * C * S), 0);
+        for (int64_t c = 0; c < C; ++c)
+          for (int64_t j = 0; j < N * S; ++j) {
+            int64_t i = channel_element(j, c, C, S);
+            ASSERT_GE(i, 0);
+            ASSERT_LT(i, N * C * S);
+            EXPECT_EQ(channel_of(i, C, S), c) << "N " << N << " C " << C << " S " << S << " j " << j;
+            ++seen[static_cast<size_t>(i)];
+          }
+        for (int v : seen) EXPECT_EQ(v, 1);
+      }
 }
 
 #if STRATA_HAVE_CUDA
