@@ -19,6 +19,7 @@
 #if STRATA_HAVE_CUDA
 #include "base/error.h"
 #include "device_buffer.h"
+#include "kernels/cuda/context.h"
 #include "kernels/cuda/cudnn_desc.h"
 #endif
 
@@ -296,6 +297,37 @@ TEST_P(CudnnConv, RepeatedShapeHitsTheAlgorithmCache) {
   EXPECT_EQ(s2.misses, s1.misses) << "a repeated shape searched again";
   EXPECT_EQ(s2.hits, s1.hits + 3);
   gpu_test::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
+
+// precision.allow_tf32 changes which f32 algorithms are allowed, so it is part of
+// the key: the same f32 problem searches again under TF32 and still computes a
+// convolution (to TF32's 10-bit mantissa).
+TEST(CudnnConvTf32, PermissionIsPartOfTheKey) {
+  auto st = device_status();
+  if (st.device_count == 0) GTEST_SKIP() << st.reason;
+  ConvCase c{{2, 6, 10, 9}, {5, 6, 3, 3}, 1, 1, 1, 1};
+  OpAttrs a = attrs_of(c);
+  DType dt = DType::f32;
+  Shape ys = op_info(Op::conv2d).infer({{c.x, dt}, {c.w, dt}, {{c.w[0]}, dt}}, a)[0].shape;
+  std::mt19937_64 rng(3);
+  HostTensor x(dt, c.x), w(dt, c.w), b(dt, {c.w[0]}), g(dt, ys), y(dt, ys);
+  x.uniform(rng, -1, 1);
+  w.uniform(rng, -1, 1);
+  b.uniform(rng, -1, 1);
+  Direct want = direct_conv(c, ys, x, w, b, g);
+  DeviceTensor dx(x), dw(w), db(b), dy(y, false);
+  TensorView in[] = {dx.view(), dw.view(), db.view()}, out[] = {dy.view()};
+  Context& ctx = context();
+  bool saved = ctx.allow_tf32;
+  for (bool tf32 : {false, true}) {
+    ctx.allow_tf32 = tf32;
+    ConvAlgoCacheStats s0 = conv_algo_cache_stats();
+    kernel_forward(Op::conv2d, a, in, out);
+    dy.to_host(y);
+    EXPECT_EQ(conv_algo_cache_stats().misses, s0.misses + 1) << "allow_tf32 " << tf32;
+    EXPECT_LE(gpu_test::scaled_error(y.values, want.y), tf32 ? 1e-2 : 2e-5) << "allow_tf32 " << tf32;
+  }
+  ctx.allow_tf32 = saved;
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CudnnConv, ::testing::Values(DType::f32, DType::f16, DType::bf16),
