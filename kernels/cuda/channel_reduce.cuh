@@ -5,6 +5,10 @@
 // shuffles and shared memory into partial[c][split][K]. Stage 2 gives each
 // channel one warp that adds its partials in a fixed order and hands the K sums
 // to fin(c, sums). Reads the input once; the partials are C x splits x K floats.
+// For S = 1 ([N, C], e.g. batch norm after a linear layer) a channel is a column
+// strided by C, which the walk above would read one sector per element; there a
+// thread owns a channel and walks a slice of the rows instead, so that a warp
+// reads 32 adjacent channels of a row (grid: channel tiles x row slices).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -52,6 +56,18 @@ __global__ void channel_partial_kernel(int64_t C, int64_t S, int64_t per_channel
     for (int k = 0; k < K; ++k) partial[(c * gridDim.y + split) * K + k] = acc[k];
 }
 
+// S == 1: thread per channel over rows [split chunk, (split + 1) chunk).
+template <int K, typename F>
+__global__ void column_partial_kernel(int64_t N, int64_t C, int64_t chunk, F f, float* partial) {
+  int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x, split = blockIdx.y;
+  if (c >= C) return;
+  int64_t begin = split * chunk, end = min(N, begin + chunk);
+  float acc[K];
+  for (int k = 0; k < K; ++k) acc[k] = 0.0f;
+  for (int64_t n = begin; n < end; ++n) f(n * C + c, c, acc);
+  for (int k = 0; k < K; ++k) partial[(c * gridDim.y + split) * K + k] = acc[k];
+}
+
 // One warp per channel: lane l adds partials l, l + 32, ...; then a shuffle tree.
 template <int K, typename Fin>
 __global__ void channel_finish_kernel(int64_t C, int64_t splits, const float* partial, Fin fin) {
@@ -74,15 +90,22 @@ template <int K, typename F, typename Fin>
 void channel_reduce(int64_t N, int64_t C, int64_t S, F f, Fin fin) {
   if (C == 0) return;
   Context& ctx = context();
-  SplitPlan plan = plan_splits(C, N * S, ctx.sm_count, kReduceThreads);
+  bool columns = S == 1;
+  int64_t tiles = (C + kReduceThreads - 1) / kReduceThreads;
+  SplitPlan plan = columns ? plan_splits(tiles, N, ctx.sm_count, 1, 16)
+                           : plan_splits(C, N * S, ctx.sm_count, kReduceThreads);
   Scratch partial(static_cast<size_t>(C * plan.splits * K) * sizeof(float));
-  if (N * S > 0) {
+  if (N * S == 0) {
+    STRATA_CUDA_CHECK(cudaMemsetAsync(partial.data(), 0, partial.bytes(), ctx.stream));
+  } else if (columns) {
+    column_partial_kernel<K><<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(plan.splits)),
+                               kReduceThreads, 0, ctx.stream>>>(N, C, plan.chunk, f, partial.as<float>());
+    STRATA_CUDA_LAUNCH_CHECK();
+  } else {
     channel_partial_kernel<K>
         <<<dim3(static_cast<unsigned>(C), static_cast<unsigned>(plan.splits)), kReduceThreads, 0,
            ctx.stream>>>(C, S, N * S, plan.chunk, f, partial.as<float>());
     STRATA_CUDA_LAUNCH_CHECK();
-  } else {
-    STRATA_CUDA_CHECK(cudaMemsetAsync(partial.data(), 0, partial.bytes(), ctx.stream));
   }
   constexpr int kWarps = 8;
   channel_finish_kernel<K><<<static_cast<unsigned>((C + kWarps - 1) / kWarps), kWarps * 32, 0, ctx.stream>>>(

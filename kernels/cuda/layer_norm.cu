@@ -4,9 +4,8 @@
 // in L1), and y = (x - mean) rstd gamma + beta -- x read once from DRAM, y
 // written once. Backward: one warp per row computes the row means of dxhat and
 // dxhat xhat and writes dx (x and g read once each from DRAM); dgamma/dbeta sum
-// over rows, which a deterministic two-stage column reduction does: blocks of
-// 256 columns x a slice of the rows write partials [splits, 2, D], then one
-// thread per column adds its partials in order (x and g read once more).
+// over rows, which the deterministic two-stage reduction of channel_reduce.cuh
+// does with the columns as channels (x and g read once more, coalesced).
 #include <string>
 
 #include "kernels/backends.h"
@@ -18,7 +17,6 @@ namespace strata::cuda {
 namespace {
 
 constexpr int kWarpsPerBlock = 8;
-constexpr int kColumnThreads = 256;
 
 // ---------------------------------------------------------------- kernels
 
@@ -73,36 +71,28 @@ __global__ void layer_norm_dx_kernel(int64_t rows, int64_t D, const T* x, const 
         norm::layer_norm_dx(to_float(gr[j]) * gamma.load(j), (to_float(xr[j]) - m) * rs, rs, m1, m2));
 }
 
-// grid (column tiles, row splits): partial[split][0][j] = sum g xhat, [1][j] = sum g
+// dgamma/dbeta are column sums over the rows of [rows, D]: channel_reduce's
+// S = 1 layout with D channels. acc = (sum g xhat, sum g) for column c.
 template <typename T>
-__global__ void layer_norm_param_partial_kernel(int64_t rows, int64_t D, int64_t chunk, const T* x,
-                                                const T* go, const float* mean, const float* rstd,
-                                                float* partial) {
-  int64_t j = static_cast<int64_t>(blockIdx.x) * kColumnThreads + threadIdx.x;
-  if (j >= D) return;
-  int64_t begin = blockIdx.y * chunk, end = min(rows, begin + chunk);
-  float dg = 0.0f, db = 0.0f;
-  for (int64_t r = begin; r < end; ++r) {
-    float g = to_float(go[r * D + j]);
-    dg += g * ((to_float(x[r * D + j]) - mean[r]) * rstd[r]);
-    db += g;
+struct ParamSums {
+  const T *x, *g;
+  const float *mean, *rstd;
+  int64_t D;
+  __device__ void operator()(int64_t i, int64_t, float (&acc)[2]) const {
+    int64_t r = i / D;
+    float go = to_float(g[i]);
+    acc[0] += go * ((to_float(x[i]) - mean[r]) * rstd[r]);
+    acc[1] += go;
   }
-  partial[(blockIdx.y * 2) * D + j] = dg;
-  partial[(blockIdx.y * 2 + 1) * D + j] = db;
-}
+};
 
-__global__ void layer_norm_param_finish_kernel(int64_t D, int64_t splits, const float* partial,
-                                               AnyFloat dgamma, AnyFloat dbeta) {
-  int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (j >= D) return;
-  float dg = 0.0f, db = 0.0f;
-  for (int64_t p = 0; p < splits; ++p) {
-    dg += partial[(p * 2) * D + j];
-    db += partial[(p * 2 + 1) * D + j];
+struct StoreParamGrads {
+  AnyFloat dgamma, dbeta;  // data == nullptr: not wanted
+  __device__ void operator()(int64_t c, const float (&s)[2]) const {
+    if (dgamma.data) dgamma.store(c, s[0]);
+    if (dbeta.data) dbeta.store(c, s[1]);
   }
-  if (dgamma.data) dgamma.store(j, dg);
-  if (dbeta.data) dbeta.store(j, db);
-}
+};
 
 // ---------------------------------------------------------------- launchers
 
@@ -165,16 +155,7 @@ void layer_norm_backward(const OpAttrs&, const TensorView* in, const TensorView*
     AnyFloat dgamma{nullptr, DType::f32}, dbeta{nullptr, DType::f32};
     if (gin[1].defined()) dgamma = any_float(gin[1].data, gin[1].dtype, op, "grad of gamma");
     if (gin[2].defined()) dbeta = any_float(gin[2].data, gin[2].dtype, op, "grad of beta");
-    int64_t tiles = (D + kColumnThreads - 1) / kColumnThreads;
-    SplitPlan plan = plan_splits(tiles, rows, ctx.sm_count, 1, 16);
-    Scratch partial(static_cast<size_t>(plan.splits * 2 * D) * sizeof(float));
-    layer_norm_param_partial_kernel<T>
-        <<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(plan.splits)), kColumnThreads, 0,
-           ctx.stream>>>(rows, D, plan.chunk, x, go, mean, rstd, partial.as<float>());
-    STRATA_CUDA_LAUNCH_CHECK();
-    layer_norm_param_finish_kernel<<<static_cast<unsigned>(tiles), kColumnThreads, 0, ctx.stream>>>(
-        D, plan.splits, partial.as<float>(), dgamma, dbeta);
-    STRATA_CUDA_LAUNCH_CHECK();
+    channel_reduce<2>(rows, D, 1, ParamSums<T>{x, go, mean, rstd, D}, StoreParamGrads{dgamma, dbeta});
   });
 }
 
