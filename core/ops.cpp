@@ -177,41 +177,25 @@ Tensor avg_pool2d(const Tensor& x, int64_t k, int64_t s, int64_t p) {
 }
 Tensor global_avg_pool2d(const Tensor& x) { return op1(Op::global_avg_pool2d, {x}); }
 
+// gamma, beta and the running statistics go to the op in their own storage:
+// FP32 masters and statistics beside half activations are the op's contract, so
+// there is no cast of the parameters and no half copy of the statistics.
 Tensor batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& running_mean,
                   Tensor& running_var, bool training, double momentum, double eps) {
   OpAttrs a;
   a.training = training;
   a.momentum = momentum;
   a.eps = eps;
-  Tensor g = gamma, b = beta;
-  if (x.dtype() != gamma.dtype()) {
-    g = cast(gamma, x.dtype());
-    b = cast(beta, x.dtype());
-  }
+  // updated in place by the kernel: run_op's contiguous() would update a copy
   if (!running_mean.is_contiguous() || !running_var.is_contiguous())
     throw Error("batch_norm: running statistics must be contiguous");
-  if (running_mean.dtype() != x.dtype()) {
-    // keep FP32 buffers: run on converted copies and write the update back
-    Tensor rm = running_mean.to(x.dtype()), rv = running_var.to(x.dtype());
-    Tensor y = op1(Op::batch_norm, {x, g, b, rm, rv}, a);
-    if (training) {
-      running_mean.copy_(rm);
-      running_var.copy_(rv);
-    }
-    return y;
-  }
-  return op1(Op::batch_norm, {x, g, b, running_mean, running_var}, a);
+  return op1(Op::batch_norm, {x, gamma, beta, running_mean, running_var}, a);
 }
 
 Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps) {
   OpAttrs a;
   a.eps = eps;
-  Tensor g = gamma, b = beta;
-  if (x.dtype() != gamma.dtype()) {
-    g = cast(gamma, x.dtype());
-    b = cast(beta, x.dtype());
-  }
-  return op1(Op::layer_norm, {x, g, b}, a);
+  return op1(Op::layer_norm, {x, gamma, beta}, a);
 }
 
 Tensor embedding(const Tensor& ids, const Tensor& table) { return op1(Op::embedding, {ids, table}); }

@@ -7,13 +7,17 @@
 // then dx). layer_norm gives each thread a block of rows (three passes over a row
 // that stays in cache); its dgamma/dbeta reduction over rows is split by column
 // blocks instead, so every thread owns disjoint outputs and the result does not
-// depend on the thread count.
+// depend on the thread count. Parameters and running statistics may be FP32
+// beside half x: the dispatch widens each half buffer on its own and passes f32
+// ones through, so the running statistics are updated in their own storage.
+// The per-channel and per-row formulas are kernels/norm_math.h, shared with CUDA.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "kernels/backends.h"
 #include "kernels/cpu/common.h"
+#include "kernels/norm_math.h"
 
 namespace strata::cpu {
 namespace {
@@ -57,17 +61,15 @@ void batch_norm_forward(const OpAttrs& a, const TensorView* in, TensorView* out)
         acc[c - cb] += s;
       });
       for (int64_t c = cb; c < ce; ++c) {
-        double var = acc[c - cb] / M;
         mean_out[c] = mean[c - cb];
-        invstd_out[c] = static_cast<float>(1.0 / std::sqrt(var + a.eps));
-        // running statistics take the unbiased variance (PyTorch semantics)
-        rm[c] = static_cast<float>((1 - a.momentum) * rm[c] + a.momentum * mean[c - cb]);
-        rv[c] = static_cast<float>((1 - a.momentum) * rv[c] + a.momentum * acc[c - cb] / (M - 1));
+        invstd_out[c] = norm::invstd_from_m2(acc[c - cb], M, a.eps);
+        rm[c] = norm::running_mean_update(rm[c], mean[c - cb], a.momentum);
+        rv[c] = norm::running_var_update(rv[c], acc[c - cb], M, a.momentum);
       }
     } else {
       for (int64_t c = cb; c < ce; ++c) {
         mean_out[c] = rm[c];
-        invstd_out[c] = static_cast<float>(1.0 / std::sqrt(static_cast<double>(rv[c]) + a.eps));
+        invstd_out[c] = norm::invstd_from_m2(rv[c], 1.0, a.eps);
       }
     }
     // y = x * scale + shift, scale = gamma invstd, shift = beta - mean scale
@@ -108,13 +110,9 @@ void batch_norm_backward(const OpAttrs& a, const TensorView* in, const TensorVie
     float* dx = F(gin[0]);
     for_planes(g, cb, ce, [&](int64_t c, int64_t off) {
       float m = mean[c], is = invstd[c], gs = gamma[c] * is;
-      if (!a.training) {
-        for (int64_t k = 0; k < g.S; ++k) dx[off + k] = go[off + k] * gs;
-        return;
-      }
-      // dx = gamma invstd (g - mean(g) - xhat mean(g xhat))
       float mg = static_cast<float>(sum_g[c - cb] / M), mgx = static_cast<float>(sum_gx[c - cb] / M);
-      for (int64_t k = 0; k < g.S; ++k) dx[off + k] = gs * (go[off + k] - mg - (x[off + k] - m) * is * mgx);
+      for (int64_t k = 0; k < g.S; ++k)
+        dx[off + k] = norm::batch_norm_dx(go[off + k], (x[off + k] - m) * is, gs, mg, mgx, a.training);
     });
   });
 }
@@ -131,7 +129,7 @@ void layer_norm_forward(const OpAttrs& a, const TensorView* in, TensorView* out)
       for (int64_t j = 0; j < n; ++j) s += xr[j];
       float m = static_cast<float>(s / static_cast<double>(n));
       for (int64_t j = 0; j < n; ++j) ss += static_cast<double>((xr[j] - m) * (xr[j] - m));
-      float rstd = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(n) + a.eps));
+      float rstd = norm::invstd_from_m2(ss, static_cast<double>(n), a.eps);
       mean_out[r] = m;
       rstd_out[r] = rstd;
       float* yr = y + r * n;
@@ -159,7 +157,8 @@ void layer_norm_backward(const OpAttrs&, const TensorView* in, const TensorView*
         }
         float a1 = static_cast<float>(m1 / static_cast<double>(n)),
               a2 = static_cast<float>(m2 / static_cast<double>(n));
-        for (int64_t j = 0; j < n; ++j) dx[r * n + j] = rs * (gr[j] * gamma[j] - a1 - (xr[j] - m) * rs * a2);
+        for (int64_t j = 0; j < n; ++j)
+          dx[r * n + j] = norm::layer_norm_dx(gr[j] * gamma[j], (xr[j] - m) * rs, rs, a1, a2);
       }
     });
   }

@@ -1,6 +1,17 @@
 #include "kernels/shape/common.h"
 
 namespace strata::shape {
+namespace {
+
+// A norm parameter or running statistic is stored in x's dtype or in FP32 beside
+// half activations (stat_dtype(x): f32, or f64 for f64 x), each one independently.
+void require_param_dtype(const OutputSpec& p, const OutputSpec& x, const char* op, const char* name) {
+  require(p.dtype == x.dtype || p.dtype == stat_dtype(x.dtype), op,
+          std::string(name) + " dtype " + dtype_name(p.dtype) + " must be the input's (" +
+              dtype_name(x.dtype) + ") or " + dtype_name(stat_dtype(x.dtype)));
+}
+
+}  // namespace
 
 std::vector<OutputSpec> batch_norm_infer(const std::vector<OutputSpec>& in, const OpAttrs& a) {
   const char* op = "batch_norm";
@@ -13,15 +24,14 @@ std::vector<OutputSpec> batch_norm_infer(const std::vector<OutputSpec>& in, cons
     require(in[i].shape == Shape{C}, op,
             std::string(names[i]) + " must be [" + std::to_string(C) + "] for input " + shape_str(x.shape) +
                 ", got " + shape_str(in[i].shape));
-    require(in[i].dtype == x.dtype, op,
-            std::string(names[i]) + " dtype " + dtype_name(in[i].dtype) + " differs from input " +
-                dtype_name(x.dtype));
+    require_param_dtype(in[i], x, op, names[i]);
   }
   // the unbiased variance for the running statistics needs two values per channel (as PyTorch)
   require(!a.training || shape_numel(x.shape) / C > 1, op,
           "training needs more than one value per channel, got input " + shape_str(x.shape));
   require(a.eps > 0, op, "eps must be positive, got " + std::to_string(a.eps));
-  return {{x.shape, x.dtype}, {Shape{C}, x.dtype}, {Shape{C}, x.dtype}};
+  DType st = stat_dtype(x.dtype);
+  return {{x.shape, x.dtype}, {Shape{C}, st}, {Shape{C}, st}};
 }
 
 std::vector<OutputSpec> layer_norm_infer(const std::vector<OutputSpec>& in, const OpAttrs& a) {
@@ -31,16 +41,16 @@ std::vector<OutputSpec> layer_norm_infer(const std::vector<OutputSpec>& in, cons
   require(!x.shape.empty(), op, "input must be [..., D], got shape []");
   int64_t D = x.shape.back();
   for (int i = 1; i < 3; ++i) {
+    const char* name = i == 1 ? "gamma" : "beta";
     require(in[i].shape == Shape{D}, op,
-            std::string(i == 1 ? "gamma" : "beta") + " must be [" + std::to_string(D) + "] for input " +
-                shape_str(x.shape) + ", got " + shape_str(in[i].shape));
-    require(in[i].dtype == x.dtype, op,
-            std::string("parameter dtype ") + dtype_name(in[i].dtype) + " differs from input " +
-                dtype_name(x.dtype));
+            std::string(name) + " must be [" + std::to_string(D) + "] for input " + shape_str(x.shape) +
+                ", got " + shape_str(in[i].shape));
+    require_param_dtype(in[i], x, op, name);
   }
   require(a.eps > 0, op, "eps must be positive, got " + std::to_string(a.eps));
   Shape rows(x.shape.begin(), x.shape.end() - 1);
-  return {{x.shape, x.dtype}, {rows, x.dtype}, {rows, x.dtype}};
+  DType st = stat_dtype(x.dtype);
+  return {{x.shape, x.dtype}, {rows, st}, {rows, st}};
 }
 
 }  // namespace strata::shape

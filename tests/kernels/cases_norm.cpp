@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 #include "base/error.h"
 #include "op_harness.h"
@@ -10,20 +11,100 @@ namespace {
 
 // x, gamma, beta, running_mean, running_var; the running stats are constants of
 // the gradient check (not differentiable, and rewritten in place by training).
-OpCase bn(const char* label, Shape x, bool training, double momentum = 0.1) {
+// fp32: gamma, beta and the running statistics stored in f32 beside a half x, as
+// mixed precision keeps them (the harness runs them as the case dtype until it
+// honours InputSpec::fp32; both must pass).
+OpCase bn(const char* label, Shape x, bool training, double momentum = 0.1, bool fp32 = false) {
   int64_t C = x[1];
   OpAttrs a;
   a.training = training;
   a.momentum = momentum;
+  InputSpec gamma{{C}, false, 1, 0.5, 1.5}, beta{{C}};
   InputSpec rm{{C}, false, 1, -0.5, 0.5};
   InputSpec rv{{C}, false, 1, 0.5, 1.5};
   rm.constant = rv.constant = true;
-  return {label, {{x, false, 1, -2, 2}, {{C}, false, 1, 0.5, 1.5}, {{C}}, rm, rv}, a};
+  gamma.fp32 = beta.fp32 = rm.fp32 = rv.fp32 = fp32;
+  return {label, {{x, false, 1, -2, 2}, gamma, beta, rm, rv}, a};
 }
 
-OpCase ln(const char* label, Shape x) {
+OpCase ln(const char* label, Shape x, bool fp32 = false) {
   int64_t D = x.back();
-  return {label, {{x, false, 1, -2, 2}, {{D}, false, 1, 0.5, 1.5}, {{D}}}, {}};
+  InputSpec gamma{{D}, false, 1, 0.5, 1.5}, beta{{D}};
+  gamma.fp32 = beta.fp32 = fp32;
+  return {label, {{x, false, 1, -2, 2}, gamma, beta}, {}};
+}
+
+// Runs op through cpu dispatch with x (and grad_out) in `xdt` and the parameters
+// (inputs 1..) in `pdt`; returns the outputs, the grads and the parameter buffers
+// as they are after the call (batch_norm's running statistics are updated in place).
+struct MixedRun {
+  OpInputs in;
+  std::vector<Buffer> outs, grads;
+};
+
+MixedRun run_mixed(Op op, const OpCase& c, const OpInputs& src, DType xdt, DType pdt,
+                   const std::vector<double>& gout) {
+  MixedRun r;
+  for (size_t i = 0; i < src.buffers.size(); ++i) {
+    r.in.buffers.emplace_back(i == 0 ? xdt : pdt, src.buffers[i].view.shape);
+    r.in.buffers.back().from_double(src.buffers[i].to_double());
+  }
+  std::vector<OutputSpec> specs;
+  std::vector<TensorView> iv, ov;
+  for (auto& b : r.in.buffers) {
+    specs.push_back({b.view.shape, b.view.dtype});
+    iv.push_back(b.view);
+  }
+  for (auto& o : op_info(op).infer(specs, c.attrs)) {
+    r.outs.emplace_back(o.dtype, o.shape);
+    ov.push_back(r.outs.back().view);
+  }
+  cpu_forward(op, c.attrs, iv.data(), ov.data());
+  Buffer go(xdt, r.outs[0].view.shape);
+  go.from_double(gout);
+  std::vector<TensorView> gv;
+  for (auto& b : r.in.buffers) {
+    r.grads.emplace_back(b.view.dtype, b.view.shape);
+    gv.push_back(r.grads.back().view);
+  }
+  if (op == Op::batch_norm) gv[3] = gv[4] = TensorView{};  // running stats take no gradient
+  cpu_backward(op, c.attrs, iv.data(), ov.data(), go.view, gv.data());
+  return r;
+}
+
+// Half x with f32 parameters against the same values run all in f32: x and
+// grad_out are rounded to the half dtype first, so the FP32 results (statistics,
+// dgamma, dbeta, running stats) must agree to f32 rounding and the half results
+// (y, dx) to one half rounding. A half round trip of any FP32 buffer fails this.
+void expect_mixed_matches_f32(Op op, const OpCase& c, DType half) {
+  OpInputs src = make_inputs(op, c, DType::f64, 11);
+  Buffer xr(half, src.buffers[0].view.shape);
+  xr.from_double(src.buffers[0].to_double());
+  src.buffers[0].from_double(xr.to_double());
+  std::vector<double> gout(static_cast<size_t>(src.buffers[0].view.numel()));
+  for (size_t i = 0; i < gout.size(); ++i) gout[i] = std::sin(0.7 * static_cast<double>(i) + 0.3);
+  Buffer gr(half, src.buffers[0].view.shape);
+  gr.from_double(gout);
+  gout = gr.to_double();
+  MixedRun mixed = run_mixed(op, c, src, half, DType::f32, gout);
+  MixedRun wide = run_mixed(op, c, src, DType::f32, DType::f32, gout);
+  double half_tol = half == DType::f16 ? 2e-3 : 1.6e-2;
+  std::string what = std::string(op_info(op).name) + " " + c.label + " " + dtype_name(half) + " ";
+  for (size_t i = 0; i < mixed.outs.size(); ++i) {
+    EXPECT_EQ(mixed.outs[i].view.dtype, i == 0 ? half : DType::f32) << what << "output " << i;
+    EXPECT_LE(scaled_error(mixed.outs[i].to_double(), wide.outs[i].to_double()), i == 0 ? half_tol : 1e-6)
+        << what << "output " << i;
+    EXPECT_TRUE(mixed.outs[i].sentinel_intact()) << what << "output " << i;
+  }
+  for (size_t i = 1; i < mixed.in.buffers.size(); ++i)
+    EXPECT_LE(scaled_error(mixed.in.buffers[i].to_double(), wide.in.buffers[i].to_double()), 1e-6)
+        << what << "parameter " << i << " after forward";
+  for (size_t i = 0; i < mixed.grads.size(); ++i) {
+    if (!mixed.grads[i].view.defined() || (op == Op::batch_norm && i >= 3)) continue;
+    EXPECT_LE(scaled_error(mixed.grads[i].to_double(), wide.grads[i].to_double()), i == 0 ? half_tol : 1e-5)
+        << what << "grad of input " << i;
+    EXPECT_TRUE(mixed.grads[i].sentinel_intact()) << what << "grad of input " << i;
+  }
 }
 
 }  // namespace
@@ -38,12 +119,20 @@ STRATA_OP_CASES(batch_norm) {
           bn("eval-empty-batch", {0, 3}, false),
           bn("train-large", {8, 32, 12, 12}, true),
           bn("eval-large", {8, 32, 12, 12}, false),
-          bn("train-large-2d", {400, 96}, true)};
+          bn("train-large-2d", {400, 96}, true),
+          bn("train-4d-fp32-params", {4, 3, 5, 6}, true, 0.1, true),
+          bn("eval-4d-fp32-params", {4, 3, 5, 6}, false, 0.1, true),
+          bn("train-2d-fp32-params", {16, 7}, true, 0.2, true)};
 }
 
 STRATA_OP_CASES(layer_norm) {
-  return {ln("row", {9}), ln("rows", {4, 7}), ln("batched", {2, 3, 10}), ln("empty-batch", {0, 6}),
-          ln("large", {48, 771})};
+  return {ln("row", {9}),
+          ln("rows", {4, 7}),
+          ln("batched", {2, 3, 10}),
+          ln("empty-batch", {0, 6}),
+          ln("large", {48, 771}),
+          ln("rows-fp32-params", {5, 33}, true),
+          ln("batched-fp32-params", {2, 3, 64}, true)};
 }
 
 // The harness compares outputs only; the in-place running-stat update is checked
@@ -111,6 +200,54 @@ TEST(BatchNorm, TrainingOnOneValuePerChannelIsAShapeError) {
                            {{3}, DType::f32}},
                           a),
                ShapeError);
+}
+
+}  // namespace strata::testing
+
+namespace strata::testing {
+
+TEST(NormMixedStorage, HalfInputWithFp32ParametersMatchesF32) {
+  for (DType half : {DType::f16, DType::bf16}) {
+    expect_mixed_matches_f32(Op::batch_norm, bn("train", {4, 3, 5, 6}, true, 0.1, true), half);
+    expect_mixed_matches_f32(Op::batch_norm, bn("eval", {6, 5}, false, 0.1, true), half);
+    expect_mixed_matches_f32(Op::layer_norm, ln("rows", {6, 40}, true), half);
+  }
+}
+
+TEST(NormMixedStorage, ParameterDtypeMustBeInputsOrFp32) {
+  OpAttrs a;
+  auto bn_specs = [](DType x, DType p, int which) {
+    std::vector<OutputSpec> s{{{4, 3}, x}, {{3}, x}, {{3}, x}, {{3}, x}, {{3}, x}};
+    s[static_cast<size_t>(which)].dtype = p;
+    return s;
+  };
+  for (int i = 1; i < 5; ++i) {
+    auto out = op_info(Op::batch_norm).infer(bn_specs(DType::bf16, DType::f32, i), a);
+    EXPECT_EQ(out[0].dtype, DType::bf16);
+    EXPECT_EQ(out[1].dtype, DType::f32);
+    EXPECT_EQ(out[2].dtype, DType::f32);
+    const char* names[] = {"", "gamma", "beta", "running_mean", "running_var"};
+    for (auto [x, p] : {std::pair{DType::f16, DType::bf16}, std::pair{DType::f32, DType::f16},
+                        std::pair{DType::f64, DType::f32}}) {
+      try {
+        op_info(Op::batch_norm).infer(bn_specs(x, p, i), a);
+        ADD_FAILURE() << "batch_norm accepted " << names[i] << " " << dtype_name(p) << " beside "
+                      << dtype_name(x);
+      } catch (const ShapeError& e) {
+        std::string m = e.what();
+        EXPECT_NE(m.find(names[i]), std::string::npos) << m;
+        EXPECT_NE(m.find(dtype_name(p)), std::string::npos) << m;
+        EXPECT_NE(m.find(dtype_name(x)), std::string::npos) << m;
+      }
+    }
+  }
+  auto ln_out =
+      op_info(Op::layer_norm).infer({{{2, 8}, DType::f16}, {{8}, DType::f32}, {{8}, DType::f16}}, a);
+  EXPECT_EQ(ln_out[1].dtype, DType::f32);
+  EXPECT_EQ(ln_out[2].dtype, DType::f32);
+  EXPECT_THROW(
+      op_info(Op::layer_norm).infer({{{2, 8}, DType::f16}, {{8}, DType::f16}, {{8}, DType::bf16}}, a),
+      ShapeError);
 }
 
 }  // namespace strata::testing

@@ -1,0 +1,197 @@
+// batch_norm on CUDA, x[N, C, S...] in f32/f16/bf16 viewed as [N, C, S]; gamma,
+// beta and the running statistics each in x's dtype or f32; saved mean/invstd f32.
+// Training: two deterministic channel reductions (channel_reduce.cuh) -- the sum,
+// then the centred sum of squares around the f32 mean, as the CPU kernel does --
+// whose second finish step also writes invstd and updates the running statistics
+// in place (momentum, unbiased variance; kernels/norm_math.h); then one
+// elementwise pass y = (x - mean) invstd gamma + beta. Traffic: x read three
+// times, y written once. Eval: a per-channel kernel takes mean/invstd from the
+// running statistics, then the same elementwise pass. Backward: one reduction
+// of (g, g xhat) per channel gives dbeta/dgamma and the two means that dx needs,
+// then one elementwise pass for dx (x and g read twice). FP32 arithmetic throughout.
+#include <string>
+
+#include "kernels/backends.h"
+#include "kernels/cuda/channel_reduce.cuh"
+#include "kernels/cuda/float_access.cuh"
+#include "kernels/norm_math.h"
+
+namespace strata::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+struct NCS {
+  int64_t N, C, S;
+  explicit NCS(const Shape& s)
+      : N(s[0]), C(s[1]), S(s[0] != 0 && s[1] != 0 ? shape_numel(s) / (s[0] * s[1]) : 0) {}
+  STRATA_HD int64_t numel() const { return N * C * S; }
+};
+
+unsigned blocks_for(int64_t n) {
+  int64_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(b < 65536 * 32 ? b : 65536 * 32);  // grid-stride loops cover the rest
+}
+
+// ---------------------------------------------------------------- kernels
+
+template <typename T>
+struct SumX {
+  const T* x;
+  __device__ void operator()(int64_t i, int64_t, float (&acc)[1]) const { acc[0] += to_float(x[i]); }
+};
+
+struct StoreMean {
+  float* mean;
+  float count;
+  __device__ void operator()(int64_t c, const float (&s)[1]) const { mean[c] = s[0] / count; }
+};
+
+template <typename T>
+struct SumSquaredDeviation {
+  const T* x;
+  const float* mean;
+  __device__ void operator()(int64_t i, int64_t c, float (&acc)[1]) const {
+    float d = to_float(x[i]) - mean[c];
+    acc[0] += d * d;
+  }
+};
+
+struct FinishTrainingStats {
+  const float* mean;
+  float* invstd;
+  AnyFloat running_mean, running_var;
+  double count, eps, momentum;
+  __device__ void operator()(int64_t c, const float (&m2)[1]) const {
+    invstd[c] = norm::invstd_from_m2(m2[0], count, eps);
+    running_mean.store(c, norm::running_mean_update(running_mean.load(c), mean[c], momentum));
+    running_var.store(c, norm::running_var_update(running_var.load(c), m2[0], count, momentum));
+  }
+};
+
+__global__ void eval_stats_kernel(int64_t C, AnyFloat running_mean, AnyFloat running_var, double eps,
+                                  float* mean, float* invstd) {
+  int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= C) return;
+  mean[c] = running_mean.load(c);
+  invstd[c] = norm::invstd_from_m2(running_var.load(c), 1.0, eps);
+}
+
+template <typename T>
+__global__ void normalize_kernel(NCS g, const T* x, const float* mean, const float* invstd, AnyFloat gamma,
+                                 AnyFloat beta, T* y) {
+  int64_t n = g.numel();
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t c = channel_of(i, g.C, g.S);
+    y[i] = from_float<T>((to_float(x[i]) - mean[c]) * invstd[c] * gamma.load(c) + beta.load(c));
+  }
+}
+
+// acc = (sum g, sum g xhat) per channel
+template <typename T>
+struct SumGradients {
+  const T *x, *g;
+  const float *mean, *invstd;
+  __device__ void operator()(int64_t i, int64_t c, float (&acc)[2]) const {
+    float go = to_float(g[i]);
+    acc[0] += go;
+    acc[1] += go * ((to_float(x[i]) - mean[c]) * invstd[c]);
+  }
+};
+
+struct FinishGradients {
+  AnyFloat dgamma, dbeta;  // data == nullptr: not wanted
+  float* sums;             // [C, 2] for the dx pass
+  __device__ void operator()(int64_t c, const float (&s)[2]) const {
+    if (dbeta.data) dbeta.store(c, s[0]);
+    if (dgamma.data) dgamma.store(c, s[1]);
+    sums[2 * c] = s[0];
+    sums[2 * c + 1] = s[1];
+  }
+};
+
+template <typename T>
+__global__ void dx_kernel(NCS g, const T* x, const T* go, const float* mean, const float* invstd,
+                          AnyFloat gamma, const float* sums, float count, bool training, T* dx) {
+  int64_t n = g.numel();
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t c = channel_of(i, g.C, g.S);
+    float is = invstd[c], xhat = (to_float(x[i]) - mean[c]) * is;
+    float mg = training ? sums[2 * c] / count : 0.0f, mgx = training ? sums[2 * c + 1] / count : 0.0f;
+    dx[i] = from_float<T>(norm::batch_norm_dx(to_float(go[i]), xhat, gamma.load(c) * is, mg, mgx, training));
+  }
+}
+
+// ---------------------------------------------------------------- launchers
+
+float* stat_ptr(const TensorView& v, const char* what) {
+  if (v.dtype != DType::f32)
+    throw Error(std::string("batch_norm: ") + what + " must be f32 on CUDA (stat_dtype), got " +
+                dtype_name(v.dtype));
+  return v.as<float>();
+}
+
+}  // namespace
+
+void batch_norm_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
+  NCS g(in[0].shape);
+  if (g.C == 0) return;
+  const char* op = "batch_norm";
+  AnyFloat gamma = any_float(in[1].data, in[1].dtype, op, "gamma");
+  AnyFloat beta = any_float(in[2].data, in[2].dtype, op, "beta");
+  AnyFloat rm = any_float(in[3].data, in[3].dtype, op, "running_mean");
+  AnyFloat rv = any_float(in[4].data, in[4].dtype, op, "running_var");
+  float *mean = stat_ptr(out[1], "mean"), *invstd = stat_ptr(out[2], "invstd");
+  cudaStream_t stream = context().stream;
+  with_storage_type(in[0].dtype, op, [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = in[0].as<const T>();
+    if (a.training) {
+      float count = static_cast<float>(g.N * g.S);
+      channel_reduce<1>(g.N, g.C, g.S, SumX<T>{x}, StoreMean{mean, count});
+      channel_reduce<1>(
+          g.N, g.C, g.S, SumSquaredDeviation<T>{x, mean},
+          FinishTrainingStats{mean, invstd, rm, rv, static_cast<double>(g.N * g.S), a.eps, a.momentum});
+    } else {
+      eval_stats_kernel<<<blocks_for(g.C), kThreads, 0, stream>>>(g.C, rm, rv, a.eps, mean, invstd);
+      STRATA_CUDA_LAUNCH_CHECK();
+    }
+    if (g.numel() == 0) return;
+    normalize_kernel<T>
+        <<<blocks_for(g.numel()), kThreads, 0, stream>>>(g, x, mean, invstd, gamma, beta, out[0].as<T>());
+    STRATA_CUDA_LAUNCH_CHECK();
+  });
+}
+
+void batch_norm_backward(const OpAttrs& a, const TensorView* in, const TensorView* out,
+                         const TensorView& gout, TensorView* gin) {
+  NCS g(in[0].shape);
+  if (g.C == 0) return;
+  const char* op = "batch_norm";
+  const float *mean = stat_ptr(out[1], "mean"), *invstd = stat_ptr(out[2], "invstd");
+  AnyFloat gamma = any_float(in[1].data, in[1].dtype, op, "gamma");
+  AnyFloat dgamma{nullptr, DType::f32}, dbeta{nullptr, DType::f32};
+  if (gin[1].defined()) dgamma = any_float(gin[1].data, gin[1].dtype, op, "grad of gamma");
+  if (gin[2].defined()) dbeta = any_float(gin[2].data, gin[2].dtype, op, "grad of beta");
+  bool need_sums = gin[1].defined() || gin[2].defined() || (gin[0].defined() && a.training);
+  if (gout.dtype != in[0].dtype || (gin[0].defined() && gin[0].dtype != in[0].dtype))
+    throw Error(std::string("batch_norm backward: grad dtypes must be the input's ") +
+                dtype_name(in[0].dtype));
+  with_storage_type(in[0].dtype, op, [&](auto tag) {
+    using T = decltype(tag);
+    const T *x = in[0].as<const T>(), *go = gout.as<const T>();
+    Scratch sums(static_cast<size_t>(2 * g.C) * sizeof(float));
+    if (need_sums)
+      channel_reduce<2>(g.N, g.C, g.S, SumGradients<T>{x, go, mean, invstd},
+                        FinishGradients{dgamma, dbeta, sums.as<float>()});
+    if (!gin[0].defined() || g.numel() == 0) return;
+    dx_kernel<T><<<blocks_for(g.numel()), kThreads, 0, context().stream>>>(
+        g, x, go, mean, invstd, gamma, sums.as<float>(), static_cast<float>(g.N * g.S), a.training,
+        gin[0].as<T>());
+    STRATA_CUDA_LAUNCH_CHECK();
+  });
+}
+
+}  // namespace strata::cuda

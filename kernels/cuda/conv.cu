@@ -1,0 +1,261 @@
+// conv2d on CUDA through cuDNN 9: x[N,C,H,W], w[O,C,kh,kw], b[O] -> y[N,O,Ho,Wo],
+// NCHW, f32/f16/bf16 storage with FP32 accumulation (compute type FLOAT), one
+// group, dilation 1, stride and padding per axis from OpAttrs. Each pass (forward,
+// backward data, backward filter) asks cuDNN once per problem -- pass, dtype,
+// shapes, stride, padding, TF32 permission, device -- to time its algorithms
+// (cudnnFind*AlgorithmEx on the op's own buffers) and caches the fastest
+// deterministic one that obeys the math rule: Tensor Cores for f16/bf16, and for
+// f32 only when context().allow_tf32, else FMA math so f32 is exact to FP32
+// rounding. Workspaces come from cuda::Scratch on the context stream. cuDNN
+// writes y, dx and dw (beta = 0: no zero-fill needed); the bias is added by one
+// elementwise pass over y (read + write y once more) and its gradient is a
+// deterministic per-channel sum of dy (channel_reduce.cuh, dy read once).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "kernels/backends.h"
+#include "kernels/cuda/channel_reduce.cuh"
+#include "kernels/cuda/conv_algo_cache.h"
+#include "kernels/cuda/cudnn_desc.h"
+#include "kernels/cuda/float_access.cuh"
+
+namespace strata::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr size_t kMaxSearchWorkspace = size_t(1) << 30;  // algorithms wanting more are not timed
+const char* kOp = "conv2d";
+
+ConvAlgoCache& algo_cache() {
+  static ConvAlgoCache cache;
+  return cache;
+}
+
+// ---------------------------------------------------------------- kernels
+
+template <typename T>
+__global__ void bias_add_kernel(int64_t n, int64_t O, int64_t S, AnyFloat b, T* y) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    y[i] = from_float<T>(to_float(y[i]) + b.load(channel_of(i, O, S)));
+}
+
+template <typename T>
+struct SumDy {
+  const T* dy;
+  __device__ void operator()(int64_t i, int64_t, float (&acc)[1]) const { acc[0] += to_float(dy[i]); }
+};
+
+struct StoreSum {
+  AnyFloat out;
+  __device__ void operator()(int64_t c, const float (&s)[1]) const { out.store(c, s[0]); }
+};
+
+// ---------------------------------------------------------------- problem and algorithm search
+
+struct Geometry {
+  DType dtype;
+  int64_t n, c, h, w, o, kh, kw, ho, wo;
+  int64_t sh, sw, ph, pw;
+  Geometry(const TensorView& x, const TensorView& wt, const TensorView& y, const OpAttrs& a)
+      : dtype(x.dtype),
+        n(x.shape[0]),
+        c(x.shape[1]),
+        h(x.shape[2]),
+        w(x.shape[3]),
+        o(wt.shape[0]),
+        kh(wt.shape[2]),
+        kw(wt.shape[3]),
+        ho(y.shape[2]),
+        wo(y.shape[3]),
+        sh(a.stride[0]),
+        sw(a.stride[1]),
+        ph(a.padding[0]),
+        pw(a.padding[1]) {}
+  std::string str() const {
+    return std::string(dtype_name(dtype)) + " x " + shape_str({n, c, h, w}) + ", w " +
+           shape_str({o, c, kh, kw}) + ", y " + shape_str({n, o, ho, wo}) + ", stride (" +
+           std::to_string(sh) + ", " + std::to_string(sw) + "), padding (" + std::to_string(ph) + ", " +
+           std::to_string(pw) + ")";
+  }
+  ConvKey key(ConvPass pass, bool tf32, int device) const {
+    return ConvKey{pass, dtype, n, c, h, w, o, kh, kw, sh, sw, ph, pw, tf32, device};
+  }
+};
+
+struct Problem {
+  TensorDesc x, y;
+  FilterDesc w;
+  ConvDesc conv;
+  explicit Problem(const Geometry& g) {
+    x.set_nchw(g.dtype, g.n, g.c, g.h, g.w, kOp);
+    y.set_nchw(g.dtype, g.n, g.o, g.ho, g.wo, kOp);
+    w.set(g.dtype, g.o, g.c, g.kh, g.kw, kOp);
+    conv.set_2d(g.ph, g.pw, g.sh, g.sw, CUDNN_DATA_FLOAT, kOp);  // FP32 accumulation for every dtype
+  }
+};
+
+// f32 without TF32 permission must stay on FMA kernels (CUDNN_DEFAULT_MATH allows TF32 on Ampere+).
+bool strict_fp32(DType dt, bool tf32) { return dt == DType::f32 && !tf32; }
+cudnnMathType_t search_math(DType dt, bool tf32) {
+  return strict_fp32(dt, tf32) ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
+}
+
+// The first (fastest) successful result that obeys the math rule, preferring
+// deterministic algorithms so that a run repeats bit for bit.
+template <typename Perf>
+ConvAlgo pick(const std::vector<Perf>& perf, int count, DType dt, bool tf32, const char* pass) {
+  const Perf *best = nullptr, *fallback = nullptr;
+  for (int i = 0; i < count && !best; ++i) {
+    const Perf& p = perf[static_cast<size_t>(i)];
+    if (p.status != CUDNN_STATUS_SUCCESS || p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue;
+    if (strict_fp32(dt, tf32) && p.mathType == CUDNN_TENSOR_OP_MATH) continue;
+    if (p.determinism == CUDNN_DETERMINISTIC)
+      best = &p;
+    else if (!fallback)
+      fallback = &p;
+  }
+  if (!best) best = fallback;
+  if (!best)
+    throw Error(std::string("cuDNN found no usable ") + pass + " algorithm (" + std::to_string(count) +
+                " timed)");
+  cudnnMathType_t math = strict_fp32(dt, tf32) ? CUDNN_FMA_MATH : best->mathType;
+  return ConvAlgo{static_cast<int>(best->algo), static_cast<int>(math), best->memory,
+                  best->determinism == CUDNN_DETERMINISTIC};
+}
+
+size_t search_workspace_bytes() {
+  size_t free_bytes = 0, total = 0;
+  STRATA_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  return std::min(kMaxSearchWorkspace, free_bytes / 2);
+}
+
+struct Call {
+  Context& ctx;
+  cudnnHandle_t handle;
+  bool tf32;
+  Call() : ctx(context()), handle(ctx.cudnn()), tf32(ctx.allow_tf32) {}
+};
+
+// Adds the op, the pass and the problem to any error from `fn`.
+template <typename Fn>
+void with_context(const char* pass, const Geometry& g, Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    throw Error(std::string(kOp) + " " + pass + " (" + g.str() + "): " + e.what());
+  }
+}
+
+unsigned blocks_for(int64_t n) {
+  int64_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(std::min<int64_t>(b, 65536 * 32));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- launchers
+
+void conv2d_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
+  Geometry g(in[0], in[1], out[0], a);
+  if (out[0].numel() == 0) return;
+  with_context("forward", g, [&] {
+    Call call;
+    AnyFloat bias = any_float(in[2].data, in[2].dtype, kOp, "bias");
+    if (g.c == 0) {  // a sum over no input channel: y is the bias alone
+      STRATA_CUDA_CHECK(cudaMemsetAsync(out[0].data, 0, out[0].bytes(), call.ctx.stream));
+    } else {
+      Problem p(g);
+      ConvAlgo algo = algo_cache().get(g.key(ConvPass::forward, call.tf32, call.ctx.device), [&] {
+        p.conv.set_math(search_math(g.dtype, call.tf32));
+        int max = 0, got = 0;
+        STRATA_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(call.handle, &max));
+        std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<size_t>(max));
+        Scratch ws(search_workspace_bytes());
+        STRATA_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
+            call.handle, p.x.get(), in[0].data, p.w.get(), in[1].data, p.conv.get(), p.y.get(), out[0].data,
+            max, &got, perf.data(), ws.data(), ws.bytes()));
+        return pick(perf, got, g.dtype, call.tf32, "forward");
+      });
+      p.conv.set_math(static_cast<cudnnMathType_t>(algo.math));
+      Scratch ws(algo.workspace);
+      float one = 1.0f, zero = 0.0f;
+      STRATA_CUDNN_CHECK(cudnnConvolutionForward(call.handle, &one, p.x.get(), in[0].data, p.w.get(),
+                                                 in[1].data, p.conv.get(),
+                                                 static_cast<cudnnConvolutionFwdAlgo_t>(algo.algo), ws.data(),
+                                                 ws.bytes(), &zero, p.y.get(), out[0].data));
+    }
+    with_storage_type(g.dtype, kOp, [&](auto tag) {
+      using T = decltype(tag);
+      bias_add_kernel<T><<<blocks_for(out[0].numel()), kThreads, 0, call.ctx.stream>>>(
+          out[0].numel(), g.o, g.ho * g.wo, bias, out[0].as<T>());
+      STRATA_CUDA_LAUNCH_CHECK();
+    });
+  });
+}
+
+void conv2d_backward(const OpAttrs& a, const TensorView* in, const TensorView*, const TensorView& gout,
+                     TensorView* gin) {
+  Geometry g(in[0], in[1], gout, a);
+  with_context("backward", g, [&] {
+    Call call;
+    bool empty = gout.numel() == 0 || g.c == 0;  // no product to differentiate: dw = 0 (dx is empty or 0)
+    float one = 1.0f, zero = 0.0f;
+    if (empty) {
+      for (int i = 0; i < 2; ++i)
+        if (gin[i].defined() && gin[i].numel() > 0)
+          STRATA_CUDA_CHECK(cudaMemsetAsync(gin[i].data, 0, gin[i].bytes(), call.ctx.stream));
+    } else {
+      Problem p(g);
+      if (gin[0].defined()) {
+        ConvAlgo algo = algo_cache().get(g.key(ConvPass::backward_data, call.tf32, call.ctx.device), [&] {
+          p.conv.set_math(search_math(g.dtype, call.tf32));
+          int max = 0, got = 0;
+          STRATA_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(call.handle, &max));
+          std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(static_cast<size_t>(max));
+          Scratch ws(search_workspace_bytes());
+          STRATA_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(
+              call.handle, p.w.get(), in[1].data, p.y.get(), gout.data, p.conv.get(), p.x.get(), gin[0].data,
+              max, &got, perf.data(), ws.data(), ws.bytes()));
+          return pick(perf, got, g.dtype, call.tf32, "backward-data");
+        });
+        p.conv.set_math(static_cast<cudnnMathType_t>(algo.math));
+        Scratch ws(algo.workspace);
+        STRATA_CUDNN_CHECK(
+            cudnnConvolutionBackwardData(call.handle, &one, p.w.get(), in[1].data, p.y.get(), gout.data,
+                                         p.conv.get(), static_cast<cudnnConvolutionBwdDataAlgo_t>(algo.algo),
+                                         ws.data(), ws.bytes(), &zero, p.x.get(), gin[0].data));
+      }
+      if (gin[1].defined()) {
+        ConvAlgo algo = algo_cache().get(g.key(ConvPass::backward_filter, call.tf32, call.ctx.device), [&] {
+          p.conv.set_math(search_math(g.dtype, call.tf32));
+          int max = 0, got = 0;
+          STRATA_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(call.handle, &max));
+          std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(static_cast<size_t>(max));
+          Scratch ws(search_workspace_bytes());
+          STRATA_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
+              call.handle, p.x.get(), in[0].data, p.y.get(), gout.data, p.conv.get(), p.w.get(), gin[1].data,
+              max, &got, perf.data(), ws.data(), ws.bytes()));
+          return pick(perf, got, g.dtype, call.tf32, "backward-filter");
+        });
+        p.conv.set_math(static_cast<cudnnMathType_t>(algo.math));
+        Scratch ws(algo.workspace);
+        STRATA_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
+            call.handle, &one, p.x.get(), in[0].data, p.y.get(), gout.data, p.conv.get(),
+            static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo.algo), ws.data(), ws.bytes(), &zero, p.w.get(),
+            gin[1].data));
+      }
+    }
+    if (!gin[2].defined()) return;
+    AnyFloat db = any_float(gin[2].data, gin[2].dtype, kOp, "grad of bias");
+    with_storage_type(g.dtype, kOp, [&](auto tag) {
+      using T = decltype(tag);
+      channel_reduce<1>(g.n, g.o, g.ho * g.wo, SumDy<T>{gout.as<const T>()}, StoreSum{db});
+    });
+  });
+}
+
+ConvAlgoCacheStats conv_algo_cache_stats() { return algo_cache().stats(); }
+
+}  // namespace strata::cuda

@@ -1,0 +1,44 @@
+// Per-channel (batch_norm) and per-row (layer_norm) math written once for the CPU
+// and the CUDA kernels; they differ only in how they walk memory and reduce.
+// Statistics come from two passes (a sum, then the centred sum of squares), so
+// both backends normalise with the same biased variance and update the running
+// variance with the same unbiased one (PyTorch's semantics). The reference
+// kernels restate these formulas in double on purpose (see scalar_math.h).
+#pragma once
+#include <cmath>
+
+#include "kernels/scalar_math.h"
+
+namespace strata::norm {
+
+// 1 / sqrt(var + eps) from the centred sum of squares `m2` of `count` values
+// (the biased variance m2 / count normalises, as in training mode).
+STRATA_HD inline float invstd_from_m2(double m2, double count, double eps) {
+  return static_cast<float>(1.0 / std::sqrt(m2 / count + eps));
+}
+
+// Running statistics after one training batch: new = (1 - momentum) old + momentum
+// batch, with the unbiased variance m2 / (count - 1) (count > 1: the shape rule).
+STRATA_HD inline float running_mean_update(double old, double mean, double momentum) {
+  return static_cast<float>((1 - momentum) * old + momentum * mean);
+}
+STRATA_HD inline float running_var_update(double old, double m2, double count, double momentum) {
+  return static_cast<float>((1 - momentum) * old + momentum * m2 / (count - 1));
+}
+
+// batch_norm's dx for one element, with xhat = (x - mean) invstd, gs = gamma invstd,
+// mean_g / mean_gx the channel means of g and g xhat:
+//   training: gs (g - mean_g - xhat mean_gx)   (the batch statistics depend on x)
+//   eval:     gs g
+STRATA_HD inline float batch_norm_dx(float g, float xhat, float gs, float mean_g, float mean_gx,
+                                     bool training) {
+  return training ? gs * (g - mean_g - xhat * mean_gx) : gs * g;
+}
+
+// layer_norm's dx for one element of a row: rstd (dxhat - m1 - xhat m2) with
+// dxhat = g gamma and m1 / m2 the row means of dxhat and dxhat xhat.
+STRATA_HD inline float layer_norm_dx(float dxhat, float xhat, float rstd, float m1, float m2) {
+  return rstd * (dxhat - m1 - xhat * m2);
+}
+
+}  // namespace strata::norm

@@ -1,0 +1,108 @@
+// Test helper for the gpu suite (CUDA builds only): a host tensor of f32 values
+// stored in f32/f16/bf16, and its device copy, so that a CUDA kernel and a host
+// computation see exactly the same (rounded) inputs.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/half.h"
+#include "kernels/tensor_view.h"
+
+namespace strata::gpu_test {
+
+inline void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+// Values in f32 on the host; `bits` their storage in `dtype` (rounded on set()).
+struct HostTensor {
+  DType dtype = DType::f32;
+  Shape shape;
+  std::vector<float> values;
+  std::vector<std::byte> bits;
+
+  HostTensor() = default;
+  HostTensor(DType dt, Shape s) : dtype(dt), shape(std::move(s)) {
+    values.assign(static_cast<size_t>(shape_numel(shape)), 0.0f);
+    bits.assign(values.size() * dtype_size(dt), std::byte{0});
+  }
+  // Stores v rounded to dtype; values then hold the rounded numbers.
+  void set(const std::vector<float>& v) {
+    values = v;
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (dtype == DType::f32) {
+        std::memcpy(bits.data() + 4 * i, &v[i], 4);
+        continue;
+      }
+      uint16_t h = dtype == DType::f16 ? float_to_f16_bits(v[i]) : float_to_bf16_bits(v[i]);
+      std::memcpy(bits.data() + 2 * i, &h, 2);
+      values[i] = dtype == DType::f16 ? f16_bits_to_float(h) : bf16_bits_to_float(h);
+    }
+  }
+  void uniform(std::mt19937_64& rng, float lo, float hi) {
+    std::uniform_real_distribution<float> u(lo, hi);
+    std::vector<float> v(values.size());
+    for (auto& x : v) x = u(rng);
+    set(v);
+  }
+  // values from bits (after a copy back from the device)
+  void decode() {
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (dtype == DType::f32) {
+        std::memcpy(&values[i], bits.data() + 4 * i, 4);
+        continue;
+      }
+      uint16_t h;
+      std::memcpy(&h, bits.data() + 2 * i, 2);
+      values[i] = dtype == DType::f16 ? f16_bits_to_float(h) : bf16_bits_to_float(h);
+    }
+  }
+  TensorView view() { return TensorView{bits.data(), dtype, shape, Device::cpu}; }
+};
+
+// A device copy of a HostTensor; NaN-filled when not copied in, so a kernel
+// that leaves elements unwritten cannot pass.
+struct DeviceTensor {
+  DType dtype;
+  Shape shape;
+  void* ptr = nullptr;
+  size_t bytes = 0;
+  explicit DeviceTensor(const HostTensor& h, bool copy_in = true) : dtype(h.dtype), shape(h.shape) {
+    bytes = h.bits.size();
+    check(cudaMalloc(&ptr, bytes ? bytes : 1), "cudaMalloc");
+    if (copy_in)
+      check(cudaMemcpy(ptr, h.bits.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy H2D");
+    else
+      check(cudaMemset(ptr, 0xFF, bytes), "cudaMemset");  // all-ones bits: NaN in every float dtype
+  }
+  ~DeviceTensor() { cudaFree(ptr); }
+  DeviceTensor(const DeviceTensor&) = delete;
+  DeviceTensor& operator=(const DeviceTensor&) = delete;
+  TensorView view() const { return TensorView{ptr, dtype, shape, Device::cuda}; }
+  // Waits for every stream, then copies into h and decodes it.
+  void to_host(HostTensor& h) const {
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    check(cudaMemcpy(h.bits.data(), ptr, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
+    h.decode();
+  }
+};
+
+// max |x - y| / max(1, max |y|); NaN in x counts as infinitely far.
+inline double scaled_error(const std::vector<float>& x, const std::vector<double>& y) {
+  double m = 1.0, e = 0.0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    m = std::max(m, std::fabs(y[i]));
+    double d = std::isnan(x[i]) ? INFINITY : std::fabs(static_cast<double>(x[i]) - y[i]);
+    e = std::max(e, d);
+  }
+  return e / m;
+}
+
+}  // namespace strata::gpu_test
