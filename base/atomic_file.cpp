@@ -46,10 +46,13 @@ struct Writer {
   long pid = -1;
 };
 
-// "<name>.tmp.<host>.<pid>.<n>" -> host and pid.
+// "<name>.tmp.<host>.<pid>.<n>" -> host and pid; also the form earlier
+// checkpoint writers used on this host, "<name>.tmp.<pid>".
 std::optional<Writer> writer_of(const std::string& f) {
   const size_t last = f.rfind('.');
   if (last == std::string::npos || last == 0 || !all_digits(f, last + 1, f.size())) return std::nullopt;
+  if (f.size() - last - 1 <= 9 && last > 4 && f.compare(last - 4, 4, ".tmp") == 0)  // "<name>.tmp.<pid>"
+    return Writer{this_host(), std::stol(f.substr(last + 1))};
   const size_t prev = f.rfind('.', last - 1);
   if (prev == std::string::npos || prev == 0 || !all_digits(f, prev + 1, last)) return std::nullopt;
   const size_t marker = f.rfind(kMarker, prev - 1);

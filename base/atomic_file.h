@@ -11,7 +11,8 @@
 // sweep_dead_temporaries() removes those of writers that are gone. A process
 // can only tell whether a pid is alive on its own host (and in its own pid
 // namespace, which the host name of a container tells apart), so temporaries of
-// other hosts are left alone.
+// other hosts are left alone. Names of the form "<name>.tmp.<pid>", written by
+// earlier checkpoint writers, count as temporaries of this host.
 #pragma once
 #include <filesystem>
 #include <functional>

@@ -176,9 +176,18 @@ TEST(AtomicFile, TemporaryNamesAreUniqueAcrossThreadsAndStayLegal) {
   const std::string long_name = temporary_name(std::string(300, 'x'));
   EXPECT_LE(long_name.size(), 255u);
   EXPECT_TRUE(is_temporary_name(long_name));
-  for (const char* not_temp : {"ckpt-000000020.h5", "ckpt-000000020.h5.tmp.4242", "a.tmp.host.12",
-                               "a.tmp..12.3", ".tmp.host.12.3", "a.tmp.host.x.3", "a.tmp.host.12."})
+  for (const char* not_temp : {"ckpt-000000020.h5", "ckpt-000000020.h5.tmp.", "a.tmp.host.12", "a.tmp..12.3",
+                               ".tmp.host.12.3", "a.tmp.host.x.3", "a.tmp.host.12."})
     EXPECT_FALSE(is_temporary_name(not_temp)) << not_temp;
+}
+
+TEST(AtomicFile, EarlierCheckpointTemporariesAreThisHosts) {
+  const std::string mine = "ckpt-000000020.h5.tmp." + std::to_string(::getpid());
+  const std::string dead = "ckpt-000000020.h5.tmp." + std::to_string(dead_pid());
+  EXPECT_TRUE(is_temporary_name(mine));
+  EXPECT_TRUE(temporary_writer_alive(mine));
+  EXPECT_TRUE(is_temporary_name(dead));
+  EXPECT_FALSE(temporary_writer_alive(dead));
 }
 
 TEST(AtomicFile, ProcessAliveTellsTheLivingFromTheDead) {
