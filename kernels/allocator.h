@@ -35,7 +35,9 @@ class Allocator {
   // `bytes` is the size given to allocate(); an allocator may check it.
   virtual void deallocate(void* p, size_t bytes) = 0;
   // Memory for work queued on `stream` (a device allocator keeps a cache per
-  // stream); allocators without streams ignore it.
+  // stream); allocators without streams ignore it. Cached blocks stay keyed by
+  // the stream's handle, which CUDA may give to a later stream: synchronise a
+  // stream before destroying it.
   virtual void* allocate(size_t bytes, StreamId stream) {
     (void)stream;
     return allocate(bytes);

@@ -124,7 +124,7 @@ class DeviceMemoryBackend final : public CudaEventBackend {
 class PinnedMemoryBackend final : public CudaEventBackend {
  public:
   explicit PinnedMemoryBackend(int device) : CudaEventBackend(device) {
-    where_ = "pinned host memory (events on " + where_ + ")";
+    where_ = "host memory page-locked for " + where_;
   }
   void* system_allocate(size_t bytes) override {
     void* p = nullptr;
