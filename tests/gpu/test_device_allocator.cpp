@@ -178,6 +178,10 @@ TEST(PinnedHostAllocator, RoundTripThroughTheDeviceAndReuse) {
   EXPECT_EQ(h.stats().cached_bytes, 0u);
 }
 
+#else  // a build without CUDA: the device tests report SKIPPED, with the reason
+
+TEST(DeviceAllocator, OnADevice) { GTEST_SKIP() << cuda::device_status().reason; }
+
 #endif  // STRATA_HAVE_CUDA
 
 }  // namespace
