@@ -1,16 +1,12 @@
 // Writing checkpoint files: one HDF5 file per save (layout in checkpoint.h),
-// written to a temporary name, fsynced and renamed, as shards are staged.
+// written atomically (base/atomic_file.h), as shards are staged.
 #include "core/checkpoint.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <vector>
 
-#include "core/checkpoint_h5.h"
+#include "base/atomic_file.h"
 #include "base/error.h"
+#include "core/checkpoint_h5.h"
 
 namespace strata {
 namespace fs = std::filesystem;
@@ -136,36 +132,11 @@ void write_file(const Checkpoint& ck, const fs::path& path) {
   if (H5Fclose(f.release()) < 0) fail(path, "closing the file failed");
 }
 
-void fsync_path(const fs::path& p, bool directory) {
-  int fd = ::open(p.c_str(), O_RDONLY | (directory ? O_DIRECTORY : 0));
-  if (fd < 0) throw IoError("checkpoint: cannot open '" + p.string() + "' to fsync: " + std::strerror(errno));
-  int rc = ::fsync(fd);
-  int err = errno;
-  ::close(fd);
-  if (rc != 0) throw IoError("checkpoint: fsync of '" + p.string() + "' failed: " + std::strerror(err));
-}
-
 }  // namespace
 
 void save_checkpoint(const Checkpoint& ck, const fs::path& path) {
   h5::quiet();
-  fs::path tmp = path;
-  tmp += ".tmp." + std::to_string(::getpid());
-  try {
-    write_file(ck, tmp);
-    fsync_path(tmp, false);
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    if (ec)
-      throw IoError("checkpoint '" + path.string() + "': cannot rename '" + tmp.string() +
-                    "' into place: " + ec.message());
-    fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-    fsync_path(dir, true);
-  } catch (...) {
-    std::error_code ec;
-    fs::remove(tmp, ec);
-    throw;
-  }
+  write_file_atomically(path, [&](const fs::path& tmp) { write_file(ck, tmp); });
 }
 
 }  // namespace strata

@@ -11,10 +11,11 @@
 //   /loader/<key>          int64 loader position
 //   /schedule/name         the schedule's name (string); /schedule/<key> float64 state
 //
-// save_checkpoint writes `path.tmp.<pid>`, flushes and fsyncs it, renames it
-// over `path` and fsyncs the directory, so a crash never leaves a file at `path`
-// that looks whole and is not. Every error is a strata::IoError naming the file
-// and the entry.
+// save_checkpoint writes `path.tmp.<host>.<pid>.<n>`, flushes and fsyncs it,
+// renames it over `path` and fsyncs the directory (base/atomic_file.h), so a
+// crash never leaves a file at `path` that looks whole and is not (the trainer
+// sweeps crashed writers' temporaries). Every error is a strata::IoError naming
+// the file and the entry.
 #pragma once
 #include <cstdint>
 #include <filesystem>

@@ -1,21 +1,20 @@
 // FileSource: objects are files under a root directory; keys use '/'.
 #include "data/file_source.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 
+#include "base/atomic_file.h"
 #include "base/error.h"
 
 namespace strata::data {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kTempPrefix = ".strata-tmp-";
+// Temporaries of uploads by earlier versions (now base/atomic_file.h names them).
+constexpr const char* kOldTempPrefix = ".strata-tmp-";
 
 std::vector<uint8_t> read_bytes(const fs::path& p, uint64_t offset, uint64_t length, const std::string& key) {
   std::ifstream in(p, std::ios::binary);
@@ -82,24 +81,12 @@ ObjectInfo FileSource::head(const std::string& key) {
 }
 
 void FileSource::put_with(const std::string& key, const std::function<void(const fs::path&)>& write) {
-  static std::atomic<uint64_t> counter{0};
   const fs::path dest = path_of(key);
   std::error_code ec;
   fs::create_directories(dest.parent_path(), ec);
   if (ec) throw IoError("cannot create directory " + dest.parent_path().string() + ": " + ec.message());
-  const fs::path tmp = dest.parent_path() / (std::string(kTempPrefix) + std::to_string(::getpid()) + "-" +
-                                             std::to_string(counter++) + "-" + dest.filename().string());
-  try {
-    write(tmp);
-  } catch (...) {
-    fs::remove(tmp, ec);
-    throw;
-  }
-  fs::rename(tmp, dest, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw IoError("cannot rename into " + dest.string() + ": " + ec.message());
-  }
+  // No fsync, as before: readers check every shard against the manifest's checksum.
+  write_file_atomically(dest, write, {}, {.sync = false});
 }
 
 void FileSource::put(const std::string& key, const std::vector<uint8_t>& bytes) {
@@ -131,7 +118,8 @@ std::vector<ObjectInfo> FileSource::list(const std::string& prefix) {
   for (auto it = fs::recursive_directory_iterator(root_, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
     if (!it->is_regular_file()) continue;
-    if (it->path().filename().string().rfind(kTempPrefix, 0) == 0) continue;  // an upload in progress
+    const std::string name = it->path().filename().string();
+    if (is_temporary_name(name) || name.rfind(kOldTempPrefix, 0) == 0) continue;  // an upload in progress
     std::string key = fs::relative(it->path(), root_).generic_string();
     if (key.compare(0, prefix.size(), prefix) != 0) continue;
     out.push_back(ObjectInfo{std::move(key), it->file_size(), ""});

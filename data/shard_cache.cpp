@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/atomic_file.h"
 #include "base/error.h"
 
 namespace strata::data {
@@ -47,19 +48,6 @@ std::string unescape_shard_name(const std::string& name) {
 
 namespace {
 
-// "<escaped>.<pid>.<n>" -> pid, or -1 when the name does not have that form.
-long pid_of_temp(const std::string& file) {
-  auto last = file.rfind('.');
-  if (last == std::string::npos || last == 0) return -1;
-  auto prev = file.rfind('.', last - 1);
-  if (prev == std::string::npos) return -1;
-  try {
-    return std::stol(file.substr(prev + 1, last - prev - 1));
-  } catch (...) {
-    return -1;
-  }
-}
-
 std::string read_text(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   if (!in) throw IoError("cannot read " + p.string());
@@ -68,15 +56,11 @@ std::string read_text(const fs::path& p) {
   return ss.str();
 }
 
-void write_atomically(const fs::path& dest, const std::string& text) {
-  fs::path tmp =
-      dest.parent_path() / ".tmp" / (dest.filename().string() + "." + std::to_string(::getpid()) + ".m");
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    if (!out) throw IoError("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, dest);
+// Staged files need no fsync: after a crash, the first process of the next job
+// re-verifies every cached shard (or empties a job cache) and re-fetches the
+// manifest, so a file torn by a power loss is never used.
+AtomicWriteOptions staging(const fs::path& cache_dir) {
+  return {.temp_dir = cache_dir / ".tmp", .sync = false};
 }
 
 }  // namespace
@@ -143,22 +127,24 @@ void ShardCache::load_manifest(bool refresh) {
     stats_.manifest_fetches++;
     std::string text(bytes.begin(), bytes.end());
     manifest_ = Manifest::from_json(text, source_.url() + "/" + opts_.manifest_key);
-    write_atomically(local, text);
+    write_file_atomically(
+        local,
+        [&](const fs::path& tmp) {
+          std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+          out.write(text.data(), static_cast<std::streamsize>(text.size()));
+          out.close();
+          if (!out) throw IoError("cannot write " + tmp.string());
+        },
+        {}, staging(opts_.dir));
   } else {
     manifest_ = Manifest::from_json(read_text(local), local.string());
   }
 }
 
 void ShardCache::remove_dead_temps() {
-  for (const char* sub : {".tmp", ".reserve"}) {
-    for (auto& e : fs::directory_iterator(opts_.dir / sub)) {
-      long pid = pid_of_temp(e.path().filename().string());
-      if (!process_alive(pid)) {
-        std::error_code ec;
-        fs::remove(e.path(), ec);
-      }
-    }
-  }
+  // Both directories hold only files named as temporaries (reservations too).
+  for (const char* sub : {".tmp", ".reserve"})
+    sweep_dead_temporaries(opts_.dir / sub, /*only_temporaries=*/true);
 }
 
 void ShardCache::verify_cached() {
@@ -189,7 +175,7 @@ int64_t ShardCache::scan_usage() {
   for (auto& e : fs::directory_iterator(opts_.dir / "shards", ec))
     used += static_cast<int64_t>(e.file_size(ec));
   for (auto& e : fs::directory_iterator(opts_.dir / ".reserve", ec)) {
-    if (!process_alive(pid_of_temp(e.path().filename().string()))) {
+    if (!temporary_writer_alive(e.path().filename().string())) {
       fs::remove(e.path(), ec);  // a crashed process's reservation frees its bytes
       continue;
     }
@@ -235,9 +221,7 @@ fs::path ShardCache::reserve(const ShardInfo& shard) {
       }
     }
     if (used + shard.bytes <= opts_.capacity_bytes) {
-      fs::path r =
-          opts_.dir / ".reserve" /
-          (escape_shard_name(shard.name) + "." + std::to_string(::getpid()) + "." + std::to_string(seq_++));
+      fs::path r = opts_.dir / ".reserve" / temporary_name(escape_shard_name(shard.name));
       int fd = ::open(r.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
       if (fd < 0 || ::ftruncate(fd, shard.bytes) != 0) {
         if (fd >= 0) ::close(fd);
@@ -267,30 +251,20 @@ void ShardCache::download_verified(const ShardInfo& shard) {
   } unreserve{reservation};
   std::string got;
   for (int attempt = 0; attempt < 2; ++attempt) {
-    fs::path tmp =
-        opts_.dir / ".tmp" /
-        (escape_shard_name(shard.name) + "." + std::to_string(::getpid()) + "." + std::to_string(seq_++));
     if (attempt > 0) stats_.refetches++;
-    try {
-      source_.get_to_file(shard.name, tmp);
-      got = checksum_file(tmp.string());
-    } catch (...) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw;
-    }
+    AtomicFile staged(shard_path(shard.name), staging(opts_.dir));  // removed unless committed
+    source_.get_to_file(shard.name, staged.temp_path());
+    got = checksum_file(staged.temp_path().string());
     if (got == shard.checksum) {
       // Admit and drop the reservation in one step under the cache lock, so a
       // concurrent scan never counts the shard twice (and evicts for nothing).
       FileLock cache_lock(opts_.dir / ".locks" / "cache.lock");
       cache_lock.lock_exclusive();
-      fs::rename(tmp, shard_path(shard.name));  // atomic: a shard file is always whole and verified
+      staged.commit();  // atomic: a shard file is always whole and verified
       std::error_code ec;
       fs::remove(reservation, ec);
       return;
     }
-    std::error_code ec;
-    fs::remove(tmp, ec);
   }
   throw IoError("shard cache: shard " + shard.name + " from " + source_.url() +
                 " failed its checksum twice: manifest says " + shard.checksum + ", download has " + got);

@@ -101,7 +101,6 @@ class ShardCache {
   Manifest manifest_;
   FileLock users_;
   NextUse next_use_;
-  std::atomic<int64_t> seq_{0};
   CacheStats stats_;
 };
 

@@ -16,6 +16,7 @@ namespace {
 class HostAllocator final : public Allocator {
  public:
   static constexpr size_t kAlignment = 64;
+  using Allocator::allocate;  // allocate(bytes, stream): host memory has no stream
 
   void* allocate(size_t bytes) override {
     size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;

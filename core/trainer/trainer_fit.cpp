@@ -11,9 +11,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "base/atomic_file.h"
+#include "base/error.h"
 #include "core/autograd.h"
 #include "core/config/to_yaml.h"
-#include "base/error.h"
 #include "core/modules/dropout.h"
 #include "core/random.h"
 #include "core/schedule/make_schedule.h"
@@ -32,17 +33,6 @@ void collect_dropouts(const Module& m, const std::string& prefix,
     std::string path = prefix.empty() ? name : prefix + "." + name;
     if (auto* d = dynamic_cast<Dropout*>(child.get())) out.push_back({path, d});
     collect_dropouts(*child, path, out);
-  }
-}
-
-// <name>.tmp.<pid> left by a process killed while saving (a live writer's stays).
-void remove_stale_temporaries(const fs::path& dir) {
-  for (auto& e : fs::directory_iterator(dir)) {
-    auto name = e.path().filename().string();
-    auto pos = name.rfind(".tmp.");
-    if (pos == std::string::npos) continue;
-    long pid = std::strtol(name.c_str() + pos + 5, nullptr, 10);
-    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) fs::remove(e.path());
   }
 }
 
@@ -124,7 +114,7 @@ void Trainer::save(const BatchSource& train, const Progress& p, double metric) {
   if (comm_.rank() != 0) return;
   fs::path dir = fs::path(run_dir_) / "checkpoints";
   fs::create_directories(dir);
-  remove_stale_temporaries(dir);
+  sweep_dead_temporaries(dir);  // left by writers killed while saving (a live writer's stays)
   Checkpoint ck = make_checkpoint(train, p);
   if (std::isfinite(metric)) ck.scalars[ckpt_key::metric] = metric;
   if (!rotation_) {  // adopts the checkpoints already there (a resumed run)

@@ -1,14 +1,17 @@
 // Pinned and device memory in a build without CUDA: an error that says why.
+#include <string>
+
 #include "base/error.h"
 #include "kernels/allocator.h"
+#include "kernels/cuda/runtime.h"
 
 namespace strata {
 
 Allocator& pinned_host_allocator() {
-  throw Error("pinned host memory needs CUDA, but strata was built without CUDA (STRATA_CUDA=OFF or no nvcc)");
+  throw Error("pinned host memory needs a CUDA device: " + cuda::device_status().reason);
 }
 Allocator& device_allocator() {
-  throw Error("a cuda tensor was asked for, but strata was built without CUDA (STRATA_CUDA=OFF or no nvcc)");
+  throw Error("the CUDA device allocator needs a CUDA device: " + cuda::device_status().reason);
 }
 
 }  // namespace strata
