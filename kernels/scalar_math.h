@@ -63,7 +63,10 @@ struct OnlineLse {
   }
   STRATA_HD void merge(T om, T os) {
     T nm = m > om ? m : om;
-    if (nm == -INFINITY) return;  // both empty (or all -inf): exp(-inf - -inf) would be NaN
+    if (nm == -INFINITY) {  // both empty or all -inf (exp(-inf - -inf) would be NaN); s is 0 or NaN
+      s += os;
+      return;
+    }
     s = s * std::exp(m - nm) + os * std::exp(om - nm);
     m = nm;
   }

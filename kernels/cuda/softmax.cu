@@ -1,0 +1,112 @@
+// softmax and log_softmax over the last axis, f32/f16/bf16 storage read and
+// written directly with FP32 arithmetic. A row of C elements is owned by one warp
+// (C <= 1024, four rows per block) or one block (longer rows; row_launch.h).
+// Forward makes one pass that keeps the online max/sum pair (math::OnlineLse)
+// per thread, merges the pairs across the group (row_reduce.cuh) into the row's
+// log-sum-exp, then a second pass writes exp(x - lse) or x - lse: x is read twice
+// (the second time mostly from L2) and y written once, with no [rows] scratch.
+// Backward reduces one dot product per row (sum g*y for softmax, sum g for
+// log_softmax) and writes dx in a second pass over y and g.
+#include <string>
+
+#include "kernels/backends.h"
+#include "kernels/cuda/context.h"
+#include "kernels/cuda/row_launch.h"
+#include "kernels/cuda/row_reduce.cuh"
+#include "kernels/cuda/storage_io.cuh"
+#include "kernels/scalar_math.h"
+
+namespace strata::cuda {
+namespace {
+
+using storage_io::load;
+using storage_io::store;
+
+// ---------------------------------------------------------------- kernels
+
+// y[r, :] = softmax(x[r, :]) or log_softmax(x[r, :]); x, y: [rows, cols]
+template <typename T, bool kLog>
+__global__ void softmax_forward_kernel(const T* x, T* y, int64_t rows, int64_t cols, int tpr) {
+  int lane;
+  int64_t row = group_row(rows, tpr, &lane);
+  if (row < 0) return;
+  const T* xr = x + row * cols;
+  T* yr = y + row * cols;
+  math::OnlineLse<float> st;
+  for (int64_t j = lane; j < cols; j += tpr) st.add(load(xr + j));
+  float lse = row_lse(st, tpr).lse();
+  for (int64_t j = lane; j < cols; j += tpr) {
+    float v = load(xr + j) - lse;
+    store(yr + j, kLog ? v : std::exp(v));
+  }
+}
+
+// softmax:     dx = y * (g - sum_j g_j y_j)
+// log_softmax: dx = g - exp(y) * sum_j g_j
+template <typename T, bool kLog>
+__global__ void softmax_backward_kernel(const T* y, const T* g, T* dx, int64_t rows, int64_t cols, int tpr) {
+  int lane;
+  int64_t row = group_row(rows, tpr, &lane);
+  if (row < 0) return;
+  const T* yr = y + row * cols;
+  const T* gr = g + row * cols;
+  T* dr = dx + row * cols;
+  float acc = 0;
+  for (int64_t j = lane; j < cols; j += tpr) acc += kLog ? load(gr + j) : load(gr + j) * load(yr + j);
+  float s = row_sum(acc, tpr);
+  for (int64_t j = lane; j < cols; j += tpr) {
+    float yj = load(yr + j), gj = load(gr + j);
+    store(dr + j, kLog ? gj - std::exp(yj) * s : yj * (gj - s));
+  }
+}
+
+// ---------------------------------------------------------------- launchers
+
+template <bool kLog>
+void forward(const char* op, const TensorView& x, const TensorView& y) {
+  if (x.numel() == 0) return;
+  int64_t cols = x.shape.back(), rows = x.numel() / cols;
+  RowLaunch l = row_launch(rows, cols, op);
+  storage_io::dispatch_float(x.dtype, op, "x", [&](auto tag) {
+    using T = decltype(tag);
+    softmax_forward_kernel<T, kLog><<<static_cast<unsigned>(l.grid), l.block, 0, context().stream>>>(
+        x.as<const T>(), y.as<T>(), rows, cols, l.threads_per_row);
+  });
+  STRATA_CUDA_LAUNCH_CHECK();
+}
+
+template <bool kLog>
+void backward(const char* op, const TensorView& y, const TensorView& g, const TensorView& dx) {
+  if (!dx.defined() || y.numel() == 0) return;
+  int64_t cols = y.shape.back(), rows = y.numel() / cols;
+  RowLaunch l = row_launch(rows, cols, op);
+  if (g.dtype != y.dtype || dx.dtype != y.dtype)
+    throw Error(std::string(op) + " (CUDA): y, grad and dx must share a dtype, got " + dtype_name(y.dtype) +
+                ", " + dtype_name(g.dtype) + ", " + dtype_name(dx.dtype));
+  storage_io::dispatch_float(y.dtype, op, "y", [&](auto tag) {
+    using T = decltype(tag);
+    softmax_backward_kernel<T, kLog><<<static_cast<unsigned>(l.grid), l.block, 0, context().stream>>>(
+        y.as<const T>(), g.as<const T>(), dx.as<T>(), rows, cols, l.threads_per_row);
+  });
+  STRATA_CUDA_LAUNCH_CHECK();
+}
+
+}  // namespace
+
+// The op table's entries.
+void softmax_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
+  forward<false>("softmax", in[0], out[0]);
+}
+void softmax_backward(const OpAttrs&, const TensorView*, const TensorView* out, const TensorView& g,
+                      TensorView* gin) {
+  backward<false>("softmax", out[0], g, gin[0]);
+}
+void log_softmax_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
+  forward<true>("log_softmax", in[0], out[0]);
+}
+void log_softmax_backward(const OpAttrs&, const TensorView*, const TensorView* out, const TensorView& g,
+                          TensorView* gin) {
+  backward<true>("log_softmax", out[0], g, gin[0]);
+}
+
+}  // namespace strata::cuda
