@@ -121,7 +121,7 @@ void embedding_backward(const OpAttrs&, const TensorView* in, const TensorView*,
   STRATA_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys.as<const uint32_t>(),
                                                     sorted_keys.as<uint32_t>(), pos.as<const int32_t>(),
                                                     sorted_pos.as<int32_t>(), count, 0, end_bit, stream));
-  Scratch temp(temp_bytes);
+  Scratch temp(temp_bytes > 0 ? temp_bytes : 1);  // a null buffer would ask for the size again
   STRATA_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), temp_bytes, keys.as<const uint32_t>(),
                                                     sorted_keys.as<uint32_t>(), pos.as<const int32_t>(),
                                                     sorted_pos.as<int32_t>(), count, 0, end_bit, stream));
