@@ -27,8 +27,15 @@ namespace {
 using storage_io::load;
 using storage_io::store;
 
-constexpr const char* kOp = "cross_entropy";
+constexpr const char* kOp = "cuda cross_entropy";
 constexpr int kMeanThreads = 1024;
+
+// loss, lse and the loss gradient are statistics: f32 beside any logits dtype (op_table.h)
+void require_f32(DType dt, const char* what) {
+  if (dt != DType::f32)
+    throw Error(std::string("cuda cross_entropy: ") + what + " must be f32 (a statistic), got " +
+                dtype_name(dt));
+}
 
 // ---------------------------------------------------------------- kernels
 
@@ -43,7 +50,7 @@ __global__ void cross_entropy_rows_kernel(const T* x, const int64_t* labels, flo
   math::OnlineLse<float> st;
   float sum_x = 0;
   for (int64_t j = lane; j < cols; j += tpr) {
-    float v = load(xr + j);
+    float v = load(xr, j);
     st.add(v);
     sum_x += v;
   }
@@ -54,7 +61,7 @@ __global__ void cross_entropy_rows_kernel(const T* x, const int64_t* labels, flo
   lse[row] = l;
   row_loss[row] = (y < 0 || y >= cols) ? NAN
                                        : math::cross_entropy_row_loss<float>(
-                                             l, load(xr + y), sum_x / static_cast<float>(cols), eps);
+                                             l, load(xr, y), sum_x / static_cast<float>(cols), eps);
 }
 
 // loss[0] = mean of row_loss [N], summed in double by one block in a fixed order
@@ -80,7 +87,7 @@ __global__ void cross_entropy_backward_kernel(const T* x, const int64_t* labels,
   const T* xr = x + row * cols;
   T* dr = dx + row * cols;
   for (int64_t j = lane; j < cols; j += tpr)
-    store(dr + j, bad ? NAN : math::cross_entropy_grad<float>(load(xr + j), l, j == y, smooth, hit, scale));
+    store(dr, j, bad ? NAN : math::cross_entropy_grad<float>(load(xr, j), l, j == y, smooth, hit, scale));
 }
 
 }  // namespace
@@ -89,14 +96,14 @@ __global__ void cross_entropy_backward_kernel(const T* x, const int64_t* labels,
 
 void cross_entropy_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
   const TensorView &x = in[0], &labels = in[1];
-  storage_io::require_f32(out[0].dtype, kOp, "loss");
-  storage_io::require_f32(out[1].dtype, kOp, "lse");
+  require_f32(out[0].dtype, "loss");
+  require_f32(out[1].dtype, "lse");
   int64_t rows = x.shape[0], cols = x.shape[1];
   RowLaunch l = row_launch(rows, cols, kOp);
   cudaStream_t stream = context().stream;
   Scratch row_loss(static_cast<size_t>(rows) * sizeof(float));
-  storage_io::dispatch_float(x.dtype, kOp, "logits", [&](auto tag) {
-    using T = decltype(tag);
+  storage_io::dispatch_float(x.dtype, "cuda cross_entropy logits", [&](auto tag) {
+    using T = typename decltype(tag)::type;
     cross_entropy_rows_kernel<T><<<static_cast<unsigned>(l.grid), l.block, 0, stream>>>(
         x.as<const T>(), labels.as<const int64_t>(), out[1].as<float>(), row_loss.as<float>(), rows, cols,
         l.threads_per_row, static_cast<float>(a.label_smoothing));
@@ -110,17 +117,17 @@ void cross_entropy_backward(const OpAttrs& a, const TensorView* in, const Tensor
                             const TensorView& g, TensorView* gin) {
   if (!gin[0].defined()) return;
   const TensorView &x = in[0], &labels = in[1];
-  storage_io::require_f32(out[1].dtype, kOp, "lse");
-  storage_io::require_f32(g.dtype, kOp, "loss gradient");
+  require_f32(out[1].dtype, "lse");
+  require_f32(g.dtype, "loss gradient");
   if (gin[0].dtype != x.dtype)
-    throw Error(std::string(kOp) + " (CUDA): dlogits must have the logits' dtype " + dtype_name(x.dtype) +
-                ", got " + dtype_name(gin[0].dtype));
+    throw Error(std::string("cuda cross_entropy: dlogits must have the logits' dtype ") +
+                dtype_name(x.dtype) + ", got " + dtype_name(gin[0].dtype));
   int64_t rows = x.shape[0], cols = x.shape[1];
   RowLaunch l = row_launch(rows, cols, kOp);
   float smooth = static_cast<float>(a.label_smoothing / static_cast<double>(cols));
   float hit = static_cast<float>(1 - a.label_smoothing);
-  storage_io::dispatch_float(x.dtype, kOp, "logits", [&](auto tag) {
-    using T = decltype(tag);
+  storage_io::dispatch_float(x.dtype, "cuda cross_entropy logits", [&](auto tag) {
+    using T = typename decltype(tag)::type;
     cross_entropy_backward_kernel<T><<<static_cast<unsigned>(l.grid), l.block, 0, context().stream>>>(
         x.as<const T>(), labels.as<const int64_t>(), out[1].as<const float>(), g.as<const float>(),
         gin[0].as<T>(), rows, cols, l.threads_per_row, smooth, hit);

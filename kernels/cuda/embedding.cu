@@ -27,7 +27,6 @@ namespace {
 using storage_io::load;
 using storage_io::store;
 
-constexpr const char* kOp = "embedding";
 constexpr int kThreads = 128;             // threads across D of one row
 constexpr int64_t kMaxGrid = 65535 * 16;  // blocks; grid-strided beyond
 
@@ -42,7 +41,7 @@ __global__ void gather_kernel(const int64_t* ids, const T* table, T* y, int64_t 
     int64_t id = ids[i];
     T* yr = y + i * D;
     if (id < 0 || id >= V) {
-      for (int64_t j = threadIdx.x; j < D; j += blockDim.x) store(yr + j, NAN);
+      for (int64_t j = threadIdx.x; j < D; j += blockDim.x) store(yr, j, NAN);
       continue;
     }
     const T* tr = table + id * D;
@@ -69,8 +68,8 @@ __global__ void segment_sum_kernel(const uint32_t* keys, const int32_t* pos, con
     for (int64_t j = threadIdx.x; j < D; j += blockDim.x) {
       float acc = 0;
       for (int64_t k = s; k < count && keys[k] == key; ++k)
-        acc += load(g + static_cast<int64_t>(pos[k]) * D + j);
-      store(dtable + static_cast<int64_t>(key) * D + j, acc);
+        acc += load(g, static_cast<int64_t>(pos[k]) * D + j);
+      store(dtable, static_cast<int64_t>(key) * D + j, acc);
     }
   }
 }
@@ -83,8 +82,8 @@ void embedding_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
   const TensorView &ids = in[0], &table = in[1];
   int64_t count = ids.numel(), V = table.shape[0], D = table.shape[1];
   if (count == 0 || D == 0) return;
-  storage_io::dispatch_float(table.dtype, kOp, "table", [&](auto tag) {
-    using T = decltype(tag);
+  storage_io::dispatch_float(table.dtype, "cuda embedding table", [&](auto tag) {
+    using T = typename decltype(tag)::type;
     gather_kernel<T><<<static_cast<unsigned>(grid_for(count)), kThreads, 0, context().stream>>>(
         ids.as<const int64_t>(), table.as<const T>(), out[0].as<T>(), count, V, D);
   });
@@ -98,10 +97,10 @@ void embedding_backward(const OpAttrs&, const TensorView* in, const TensorView*,
   const TensorView& ids = in[0];
   int64_t count = ids.numel(), V = dtable.shape[0], D = dtable.shape[1];
   if (count > INT32_MAX || V >= static_cast<int64_t>(UINT32_MAX))
-    throw Error(std::string(kOp) + " (CUDA): backward supports up to 2^31 ids and 2^32 - 1 rows, got " +
+    throw Error(std::string("cuda embedding: backward supports up to 2^31 ids and 2^32 - 1 rows, got ") +
                 std::to_string(count) + " ids for a table of " + std::to_string(V) + " rows");
   if (g.dtype != dtable.dtype)
-    throw Error(std::string(kOp) + " (CUDA): grad " + dtype_name(g.dtype) + " and table grad " +
+    throw Error(std::string("cuda embedding: grad ") + dtype_name(g.dtype) + " and table grad " +
                 dtype_name(dtable.dtype) + " differ");
   cudaStream_t stream = context().stream;
   STRATA_CUDA_CHECK(cudaMemsetAsync(dtable.data, 0, dtable.bytes(), stream));  // rows no id names
@@ -126,8 +125,8 @@ void embedding_backward(const OpAttrs&, const TensorView* in, const TensorView*,
                                                     sorted_keys.as<uint32_t>(), pos.as<const int32_t>(),
                                                     sorted_pos.as<int32_t>(), count, 0, end_bit, stream));
 
-  storage_io::dispatch_float(dtable.dtype, kOp, "table grad", [&](auto tag) {
-    using T = decltype(tag);
+  storage_io::dispatch_float(dtable.dtype, "cuda embedding table grad", [&](auto tag) {
+    using T = typename decltype(tag)::type;
     segment_sum_kernel<T><<<static_cast<unsigned>(grid_for(count)), kThreads, 0, stream>>>(
         sorted_keys.as<const uint32_t>(), sorted_pos.as<const int32_t>(), g.as<const T>(), dtable.as<T>(),
         count, V, D);

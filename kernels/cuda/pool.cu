@@ -56,16 +56,16 @@ __global__ void max_pool_forward_kernel(const T* x, T* y, int64_t* argmax, Geom 
     Span rs = pool_window(o / g.wo, g.h, g.kh, g.sh, g.ph), cs = pool_window(o % g.wo, g.w, g.kw, g.sw, g.pw);
     const T* xp = x + p * g.h * g.w;
     int64_t best = rs.begin * g.w + cs.begin;
-    float bv = load(xp + best);
+    float bv = load(xp, best);
     for (int64_t r = rs.begin; r < rs.end; ++r)
       for (int64_t c = cs.begin; c < cs.end; ++c) {
-        float v = load(xp + r * g.w + c);
+        float v = load(xp, r * g.w + c);
         if (v > bv) {
           bv = v;
           best = r * g.w + c;
         }
       }
-    store(y + e, bv);
+    store(y, e, bv);
     argmax[e] = best;
   }
 }
@@ -82,9 +82,9 @@ __global__ void max_pool_backward_kernel(const T* dy, const int64_t* argmax, T* 
     for (int64_t i = is.begin; i < is.end; ++i)
       for (int64_t j = js.begin; j < js.end; ++j) {
         int64_t o = p * oplane + i * g.wo + j;
-        if (argmax[o] == cell) acc += load(dy + o);
+        if (argmax[o] == cell) acc += load(dy, o);
       }
-    store(dx + e, acc);
+    store(dx, e, acc);
   }
 }
 
@@ -97,8 +97,8 @@ __global__ void avg_pool_forward_kernel(const T* x, T* y, Geom g) {
     const T* xp = x + p * g.h * g.w;
     float s = 0;
     for (int64_t r = rs.begin; r < rs.end; ++r)
-      for (int64_t c = cs.begin; c < cs.end; ++c) s += load(xp + r * g.w + c);
-    store(y + e, s / static_cast<float>((rs.end - rs.begin) * (cs.end - cs.begin)));
+      for (int64_t c = cs.begin; c < cs.end; ++c) s += load(xp, r * g.w + c);
+    store(y, e, s / static_cast<float>((rs.end - rs.begin) * (cs.end - cs.begin)));
   }
 }
 
@@ -115,10 +115,10 @@ __global__ void avg_pool_backward_kernel(const T* dy, T* dx, Geom g) {
       for (int64_t j = js.begin; j < js.end; ++j) {
         Span cs = pool_window(j, g.w, g.kw, g.sw, g.pw);
         float count = static_cast<float>((rs.end - rs.begin) * (cs.end - cs.begin));
-        acc += load(dy + p * oplane + i * g.wo + j) / count;
+        acc += load(dy, p * oplane + i * g.wo + j) / count;
       }
     }
-    store(dx + e, acc);
+    store(dx, e, acc);
   }
 }
 
@@ -129,14 +129,14 @@ __global__ void global_avg_forward_kernel(const T* x, T* y, int64_t planes, int6
   int64_t row = group_row(planes, tpr, &lane);
   if (row < 0) return;
   float acc = 0;
-  for (int64_t j = lane; j < plane; j += tpr) acc += load(x + row * plane + j);
+  for (int64_t j = lane; j < plane; j += tpr) acc += load(x, row * plane + j);
   acc = row_sum(acc, tpr);
-  if (lane == 0) store(y + row, acc / static_cast<float>(plane));
+  if (lane == 0) store(y, row, acc / static_cast<float>(plane));
 }
 
 template <typename T>
 __global__ void global_avg_backward_kernel(const T* dy, T* dx, int64_t planes, int64_t plane) {
-  STRATA_GRID_STRIDE(e, planes * plane) { store(dx + e, load(dy + e / plane) / static_cast<float>(plane)); }
+  STRATA_GRID_STRIDE(e, planes * plane) { store(dx, e, load(dy, e / plane) / static_cast<float>(plane)); }
 }
 
 #undef STRATA_GRID_STRIDE
@@ -148,8 +148,8 @@ __global__ void global_avg_backward_kernel(const T* dy, T* dx, int64_t planes, i
 void max_pool2d_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
   Geom g = geom(a, in[0], out[0]);
   if (out[0].numel() == 0) return;
-  storage_io::dispatch_float(in[0].dtype, "max_pool2d", "x", [&](auto tag) {
-    using T = decltype(tag);
+  storage_io::dispatch_float(in[0].dtype, "cuda max_pool2d x", [&](auto tag) {
+    using T = typename decltype(tag)::type;
     max_pool_forward_kernel<T><<<grid_for(out[0].numel()), kThreads, 0, context().stream>>>(
         in[0].as<const T>(), out[0].as<T>(), out[1].as<int64_t>(), g);
   });
@@ -160,8 +160,8 @@ void max_pool2d_backward(const OpAttrs& a, const TensorView* in, const TensorVie
                          const TensorView& gout, TensorView* gin) {
   if (!gin[0].defined() || gin[0].numel() == 0) return;
   Geom g = geom(a, in[0], out[0]);
-  storage_io::dispatch_float(gin[0].dtype, "max_pool2d", "dx", [&](auto tag) {
-    using T = decltype(tag);
+  storage_io::dispatch_float(gin[0].dtype, "cuda max_pool2d dx", [&](auto tag) {
+    using T = typename decltype(tag)::type;
     max_pool_backward_kernel<T><<<grid_for(gin[0].numel()), kThreads, 0, context().stream>>>(
         gout.as<const T>(), out[1].as<const int64_t>(), gin[0].as<T>(), g);
   });
@@ -171,8 +171,8 @@ void max_pool2d_backward(const OpAttrs& a, const TensorView* in, const TensorVie
 void avg_pool2d_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
   Geom g = geom(a, in[0], out[0]);
   if (out[0].numel() == 0) return;
-  storage_io::dispatch_float(in[0].dtype, "avg_pool2d", "x", [&](auto tag) {
-    using T = decltype(tag);
+  storage_io::dispatch_float(in[0].dtype, "cuda avg_pool2d x", [&](auto tag) {
+    using T = typename decltype(tag)::type;
     avg_pool_forward_kernel<T>
         <<<grid_for(out[0].numel()), kThreads, 0, context().stream>>>(in[0].as<const T>(), out[0].as<T>(), g);
   });
@@ -183,8 +183,8 @@ void avg_pool2d_backward(const OpAttrs& a, const TensorView* in, const TensorVie
                          const TensorView& gout, TensorView* gin) {
   if (!gin[0].defined() || gin[0].numel() == 0) return;
   Geom g = geom(a, in[0], out[0]);
-  storage_io::dispatch_float(gin[0].dtype, "avg_pool2d", "dx", [&](auto tag) {
-    using T = decltype(tag);
+  storage_io::dispatch_float(gin[0].dtype, "cuda avg_pool2d dx", [&](auto tag) {
+    using T = typename decltype(tag)::type;
     avg_pool_backward_kernel<T>
         <<<grid_for(gin[0].numel()), kThreads, 0, context().stream>>>(gout.as<const T>(), gin[0].as<T>(), g);
   });
@@ -194,9 +194,9 @@ void avg_pool2d_backward(const OpAttrs& a, const TensorView* in, const TensorVie
 void global_avg_pool2d_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
   int64_t planes = out[0].numel(), plane = in[0].size(2) * in[0].size(3);
   if (planes == 0) return;
-  RowLaunch l = row_launch(planes, plane, "global_avg_pool2d");
-  storage_io::dispatch_float(in[0].dtype, "global_avg_pool2d", "x", [&](auto tag) {
-    using T = decltype(tag);
+  RowLaunch l = row_launch(planes, plane, "cuda global_avg_pool2d");
+  storage_io::dispatch_float(in[0].dtype, "cuda global_avg_pool2d x", [&](auto tag) {
+    using T = typename decltype(tag)::type;
     global_avg_forward_kernel<T><<<static_cast<unsigned>(l.grid), l.block, 0, context().stream>>>(
         in[0].as<const T>(), out[0].as<T>(), planes, plane, l.threads_per_row);
   });
@@ -207,8 +207,8 @@ void global_avg_pool2d_backward(const OpAttrs&, const TensorView* in, const Tens
                                 const TensorView& gout, TensorView* gin) {
   if (!gin[0].defined() || gin[0].numel() == 0) return;
   int64_t planes = gout.numel(), plane = in[0].size(2) * in[0].size(3);
-  storage_io::dispatch_float(gin[0].dtype, "global_avg_pool2d", "dx", [&](auto tag) {
-    using T = decltype(tag);
+  storage_io::dispatch_float(gin[0].dtype, "cuda global_avg_pool2d dx", [&](auto tag) {
+    using T = typename decltype(tag)::type;
     global_avg_backward_kernel<T><<<grid_for(gin[0].numel()), kThreads, 0, context().stream>>>(
         gout.as<const T>(), gin[0].as<T>(), planes, plane);
   });

@@ -30,7 +30,7 @@ inline int threads_per_row(int64_t cols) {
   return kMaxBlock;
 }
 
-// Throws strata::Error naming the op when the grid would not fit gridDim.x.
+// Throws strata::Error naming `op` (e.g. "cuda softmax") when the grid would not fit gridDim.x.
 inline RowLaunch row_launch(int64_t rows, int64_t cols, const char* op) {
   RowLaunch l;
   l.threads_per_row = threads_per_row(cols);
@@ -38,7 +38,7 @@ inline RowLaunch row_launch(int64_t rows, int64_t cols, const char* op) {
   l.block = l.threads_per_row * l.rows_per_block;
   l.grid = (rows + l.rows_per_block - 1) / l.rows_per_block;
   if (l.grid > 2147483647)
-    throw Error(std::string(op) + " (CUDA): " + std::to_string(rows) + " rows exceed the launch grid");
+    throw Error(std::string(op) + ": " + std::to_string(rows) + " rows exceed the launch grid");
   return l;
 }
 

@@ -33,11 +33,11 @@ __global__ void softmax_forward_kernel(const T* x, T* y, int64_t rows, int64_t c
   const T* xr = x + row * cols;
   T* yr = y + row * cols;
   math::OnlineLse<float> st;
-  for (int64_t j = lane; j < cols; j += tpr) st.add(load(xr + j));
+  for (int64_t j = lane; j < cols; j += tpr) st.add(load(xr, j));
   float lse = row_lse(st, tpr).lse();
   for (int64_t j = lane; j < cols; j += tpr) {
-    float v = load(xr + j) - lse;
-    store(yr + j, kLog ? v : std::exp(v));
+    float v = load(xr, j) - lse;
+    store(yr, j, kLog ? v : std::exp(v));
   }
 }
 
@@ -52,11 +52,11 @@ __global__ void softmax_backward_kernel(const T* y, const T* g, T* dx, int64_t r
   const T* gr = g + row * cols;
   T* dr = dx + row * cols;
   float acc = 0;
-  for (int64_t j = lane; j < cols; j += tpr) acc += kLog ? load(gr + j) : load(gr + j) * load(yr + j);
+  for (int64_t j = lane; j < cols; j += tpr) acc += kLog ? load(gr, j) : load(gr, j) * load(yr, j);
   float s = row_sum(acc, tpr);
   for (int64_t j = lane; j < cols; j += tpr) {
-    float yj = load(yr + j), gj = load(gr + j);
-    store(dr + j, kLog ? gj - std::exp(yj) * s : yj * (gj - s));
+    float yj = load(yr, j), gj = load(gr, j);
+    store(dr, j, kLog ? gj - std::exp(yj) * s : yj * (gj - s));
   }
 }
 
@@ -67,8 +67,8 @@ void forward(const char* op, const TensorView& x, const TensorView& y) {
   if (x.numel() == 0) return;
   int64_t cols = x.shape.back(), rows = x.numel() / cols;
   RowLaunch l = row_launch(rows, cols, op);
-  storage_io::dispatch_float(x.dtype, op, "x", [&](auto tag) {
-    using T = decltype(tag);
+  storage_io::dispatch_float(x.dtype, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     softmax_forward_kernel<T, kLog><<<static_cast<unsigned>(l.grid), l.block, 0, context().stream>>>(
         x.as<const T>(), y.as<T>(), rows, cols, l.threads_per_row);
   });
@@ -81,10 +81,10 @@ void backward(const char* op, const TensorView& y, const TensorView& g, const Te
   int64_t cols = y.shape.back(), rows = y.numel() / cols;
   RowLaunch l = row_launch(rows, cols, op);
   if (g.dtype != y.dtype || dx.dtype != y.dtype)
-    throw Error(std::string(op) + " (CUDA): y, grad and dx must share a dtype, got " + dtype_name(y.dtype) +
-                ", " + dtype_name(g.dtype) + ", " + dtype_name(dx.dtype));
-  storage_io::dispatch_float(y.dtype, op, "y", [&](auto tag) {
-    using T = decltype(tag);
+    throw Error(std::string(op) + ": y, grad and dx must share a dtype, got " + dtype_name(y.dtype) + ", " +
+                dtype_name(g.dtype) + ", " + dtype_name(dx.dtype));
+  storage_io::dispatch_float(y.dtype, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     softmax_backward_kernel<T, kLog><<<static_cast<unsigned>(l.grid), l.block, 0, context().stream>>>(
         y.as<const T>(), g.as<const T>(), dx.as<T>(), rows, cols, l.threads_per_row);
   });
@@ -95,18 +95,18 @@ void backward(const char* op, const TensorView& y, const TensorView& g, const Te
 
 // The op table's entries.
 void softmax_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
-  forward<false>("softmax", in[0], out[0]);
+  forward<false>("cuda softmax", in[0], out[0]);
 }
 void softmax_backward(const OpAttrs&, const TensorView*, const TensorView* out, const TensorView& g,
                       TensorView* gin) {
-  backward<false>("softmax", out[0], g, gin[0]);
+  backward<false>("cuda softmax", out[0], g, gin[0]);
 }
 void log_softmax_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
-  forward<true>("log_softmax", in[0], out[0]);
+  forward<true>("cuda log_softmax", in[0], out[0]);
 }
 void log_softmax_backward(const OpAttrs&, const TensorView*, const TensorView* out, const TensorView& g,
                           TensorView* gin) {
-  backward<true>("log_softmax", out[0], g, gin[0]);
+  backward<true>("cuda log_softmax", out[0], g, gin[0]);
 }
 
 }  // namespace strata::cuda
