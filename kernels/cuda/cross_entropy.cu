@@ -8,7 +8,8 @@
 // writes dlogits = (exp(x - lse) - smoothed one-hot) * grad / N
 // (math::cross_entropy_grad) straight into the logits' dtype: the probabilities
 // are recomputed in registers, never stored. The loss gradient is read on the
-// device, so nothing waits for the host. Labels are checked on the device: a label
+// device, so nothing waits for the host. Rows that are whole 16-byte chunks on
+// aligned buffers move in 16-byte loads and stores (row_walk.cuh). Labels are checked on the device: a label
 // outside [0, C) makes its row's loss and gradient NaN (the mean loss NaN) rather
 // than reading out of bounds; the CPU backend throws for the same input.
 #include <cmath>
@@ -18,6 +19,7 @@
 #include "kernels/cuda/context.h"
 #include "kernels/cuda/row_launch.h"
 #include "kernels/cuda/row_reduce.cuh"
+#include "kernels/cuda/row_walk.cuh"
 #include "kernels/cuda/storage_io.cuh"
 #include "kernels/scalar_math.h"
 
@@ -25,7 +27,6 @@ namespace strata::cuda {
 namespace {
 
 using storage_io::load;
-using storage_io::store;
 
 constexpr const char* kOp = "cuda cross_entropy";
 constexpr int kMeanThreads = 1024;
@@ -40,7 +41,7 @@ void require_f32(DType dt, const char* what) {
 // ---------------------------------------------------------------- kernels
 
 // x [N, C], labels [N] -> lse [N], row_loss [N]
-template <typename T>
+template <typename T, bool kVector>
 __global__ void cross_entropy_rows_kernel(const T* x, const int64_t* labels, float* lse, float* row_loss,
                                           int64_t rows, int64_t cols, int tpr, float eps) {
   int lane;
@@ -49,11 +50,10 @@ __global__ void cross_entropy_rows_kernel(const T* x, const int64_t* labels, flo
   const T* xr = x + row * cols;
   math::OnlineLse<float> st;
   float sum_x = 0;
-  for (int64_t j = lane; j < cols; j += tpr) {
-    float v = load(xr, j);
+  row_read<kVector>(xr, cols, lane, tpr, [&](int64_t, float v) {
     st.add(v);
     sum_x += v;
-  }
+  });
   float l = row_lse(st, tpr).lse();
   sum_x = row_sum(sum_x, tpr);
   if (lane != 0) return;
@@ -73,7 +73,7 @@ __global__ void mean_kernel(const float* row_loss, float* loss, int64_t n) {
 }
 
 // dx [N, C] = (exp(x - lse) - t) * grad[0] / N, t = (1 - eps) onehot(label) + eps / C
-template <typename T>
+template <typename T, bool kVector>
 __global__ void cross_entropy_backward_kernel(const T* x, const int64_t* labels, const float* lse,
                                               const float* grad, T* dx, int64_t rows, int64_t cols, int tpr,
                                               float smooth, float hit) {
@@ -84,10 +84,9 @@ __global__ void cross_entropy_backward_kernel(const T* x, const int64_t* labels,
   int64_t y = labels[row];
   bool bad = y < 0 || y >= cols;
   float l = lse[row];
-  const T* xr = x + row * cols;
-  T* dr = dx + row * cols;
-  for (int64_t j = lane; j < cols; j += tpr)
-    store(dr, j, bad ? NAN : math::cross_entropy_grad<float>(load(xr, j), l, j == y, smooth, hit, scale));
+  row_map<kVector>(x + row * cols, dx + row * cols, cols, lane, tpr, [&](int64_t j, float v) {
+    return bad ? NAN : math::cross_entropy_grad<float>(v, l, j == y, smooth, hit, scale);
+  });
 }
 
 }  // namespace
@@ -104,9 +103,12 @@ void cross_entropy_forward(const OpAttrs& a, const TensorView* in, TensorView* o
   Scratch row_loss(static_cast<size_t>(rows) * sizeof(float));
   storage_io::dispatch_float(x.dtype, "cuda cross_entropy logits", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    cross_entropy_rows_kernel<T><<<static_cast<unsigned>(l.grid), l.block, 0, stream>>>(
-        x.as<const T>(), labels.as<const int64_t>(), out[1].as<float>(), row_loss.as<float>(), rows, cols,
-        l.threads_per_row, static_cast<float>(a.label_smoothing));
+    with_vector(row_vectorizable(cols, sizeof(T), {x.data}), [&](auto vec) {
+      cross_entropy_rows_kernel<T, decltype(vec)::value>
+          <<<static_cast<unsigned>(l.grid), l.block, 0, stream>>>(
+              x.as<const T>(), labels.as<const int64_t>(), out[1].as<float>(), row_loss.as<float>(), rows,
+              cols, l.threads_per_row, static_cast<float>(a.label_smoothing));
+    });
   });
   STRATA_CUDA_LAUNCH_CHECK();
   mean_kernel<<<1, kMeanThreads, 0, stream>>>(row_loss.as<const float>(), out[0].as<float>(), rows);
@@ -128,9 +130,12 @@ void cross_entropy_backward(const OpAttrs& a, const TensorView* in, const Tensor
   float hit = static_cast<float>(1 - a.label_smoothing);
   storage_io::dispatch_float(x.dtype, "cuda cross_entropy logits", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    cross_entropy_backward_kernel<T><<<static_cast<unsigned>(l.grid), l.block, 0, context().stream>>>(
-        x.as<const T>(), labels.as<const int64_t>(), out[1].as<const float>(), g.as<const float>(),
-        gin[0].as<T>(), rows, cols, l.threads_per_row, smooth, hit);
+    with_vector(row_vectorizable(cols, sizeof(T), {x.data, gin[0].data}), [&](auto vec) {
+      cross_entropy_backward_kernel<T, decltype(vec)::value>
+          <<<static_cast<unsigned>(l.grid), l.block, 0, context().stream>>>(
+              x.as<const T>(), labels.as<const int64_t>(), out[1].as<const float>(), g.as<const float>(),
+              gin[0].as<T>(), rows, cols, l.threads_per_row, smooth, hit);
+    });
   });
   STRATA_CUDA_LAUNCH_CHECK();
 }

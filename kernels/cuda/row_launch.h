@@ -5,7 +5,9 @@
 // whole block, wide enough that each thread holds a few dozen elements. Plain
 // C++ without CUDA headers, so the arithmetic is unit-tested on the host.
 #pragma once
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 #include "base/error.h"
@@ -40,6 +42,17 @@ inline RowLaunch row_launch(int64_t rows, int64_t cols, const char* op) {
   if (l.grid > 2147483647)
     throw Error(std::string(op) + ": " + std::to_string(rows) + " rows exceed the launch grid");
   return l;
+}
+
+// Whether a row kernel may walk rows in 16-byte chunks (kernels/cuda/row_walk.cuh):
+// each row a whole number of chunks of elem_bytes-sized elements, and every
+// buffer 16-byte aligned, so that every row starts on a chunk boundary.
+inline bool row_vectorizable(int64_t cols, size_t elem_bytes, std::initializer_list<const void*> buffers) {
+  if (elem_bytes == 0 || 16 % elem_bytes != 0 || cols % static_cast<int64_t>(16 / elem_bytes) != 0)
+    return false;
+  for (const void* p : buffers)
+    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) return false;
+  return true;
 }
 
 }  // namespace strata::cuda

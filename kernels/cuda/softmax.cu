@@ -5,6 +5,8 @@
 // per thread, merges the pairs across the group (row_reduce.cuh) into the row's
 // log-sum-exp, then a second pass writes exp(x - lse) or x - lse: x is read twice
 // (the second time mostly from L2) and y written once, with no [rows] scratch.
+// Rows that are whole 16-byte chunks on aligned buffers move in 16-byte loads and
+// stores (row_walk.cuh).
 // Backward reduces one dot product per row (sum g*y for softmax, sum g for
 // log_softmax) and writes dx in a second pass over y and g.
 #include <string>
@@ -13,51 +15,47 @@
 #include "kernels/cuda/context.h"
 #include "kernels/cuda/row_launch.h"
 #include "kernels/cuda/row_reduce.cuh"
+#include "kernels/cuda/row_walk.cuh"
 #include "kernels/cuda/storage_io.cuh"
 #include "kernels/scalar_math.h"
 
 namespace strata::cuda {
 namespace {
 
-using storage_io::load;
-using storage_io::store;
-
 // ---------------------------------------------------------------- kernels
 
 // y[r, :] = softmax(x[r, :]) or log_softmax(x[r, :]); x, y: [rows, cols]
-template <typename T, bool kLog>
+template <typename T, bool kLog, bool kVector>
 __global__ void softmax_forward_kernel(const T* x, T* y, int64_t rows, int64_t cols, int tpr) {
   int lane;
   int64_t row = group_row(rows, tpr, &lane);
   if (row < 0) return;
   const T* xr = x + row * cols;
-  T* yr = y + row * cols;
   math::OnlineLse<float> st;
-  for (int64_t j = lane; j < cols; j += tpr) st.add(load(xr, j));
+  row_read<kVector>(xr, cols, lane, tpr, [&](int64_t, float v) { st.add(v); });
   float lse = row_lse(st, tpr).lse();
-  for (int64_t j = lane; j < cols; j += tpr) {
-    float v = load(xr, j) - lse;
-    store(yr, j, kLog ? v : std::exp(v));
-  }
+  row_map<kVector>(xr, y + row * cols, cols, lane, tpr,
+                   [&](int64_t, float v) { return kLog ? v - lse : std::exp(v - lse); });
 }
 
 // softmax:     dx = y * (g - sum_j g_j y_j)
 // log_softmax: dx = g - exp(y) * sum_j g_j
-template <typename T, bool kLog>
+template <typename T, bool kLog, bool kVector>
 __global__ void softmax_backward_kernel(const T* y, const T* g, T* dx, int64_t rows, int64_t cols, int tpr) {
   int lane;
   int64_t row = group_row(rows, tpr, &lane);
   if (row < 0) return;
   const T* yr = y + row * cols;
   const T* gr = g + row * cols;
-  T* dr = dx + row * cols;
   float acc = 0;
-  for (int64_t j = lane; j < cols; j += tpr) acc += kLog ? load(gr, j) : load(gr, j) * load(yr, j);
+  if constexpr (kLog)
+    row_read<kVector>(gr, cols, lane, tpr, [&](int64_t, float gj) { acc += gj; });
+  else
+    row_read2<kVector>(gr, yr, cols, lane, tpr, [&](int64_t, float gj, float yj) { acc += gj * yj; });
   float s = row_sum(acc, tpr);
-  for (int64_t j = lane; j < cols; j += tpr) {
-    float yj = load(yr, j), gj = load(gr, j);
-    store(dr, j, kLog ? gj - std::exp(yj) * s : yj * (gj - s));
-  }
+  row_map2<kVector>(yr, gr, dx + row * cols, cols, lane, tpr, [&](int64_t, float yj, float gj) {
+    return kLog ? gj - std::exp(yj) * s : yj * (gj - s);
+  });
 }
 
 // ---------------------------------------------------------------- launchers
@@ -69,8 +67,11 @@ void forward(const char* op, const TensorView& x, const TensorView& y) {
   RowLaunch l = row_launch(rows, cols, op);
   storage_io::dispatch_float(x.dtype, op, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    softmax_forward_kernel<T, kLog><<<static_cast<unsigned>(l.grid), l.block, 0, context().stream>>>(
-        x.as<const T>(), y.as<T>(), rows, cols, l.threads_per_row);
+    with_vector(row_vectorizable(cols, sizeof(T), {x.data, y.data}), [&](auto vec) {
+      softmax_forward_kernel<T, kLog, decltype(vec)::value>
+          <<<static_cast<unsigned>(l.grid), l.block, 0, context().stream>>>(x.as<const T>(), y.as<T>(), rows,
+                                                                            cols, l.threads_per_row);
+    });
   });
   STRATA_CUDA_LAUNCH_CHECK();
 }
@@ -85,8 +86,11 @@ void backward(const char* op, const TensorView& y, const TensorView& g, const Te
                 dtype_name(g.dtype) + ", " + dtype_name(dx.dtype));
   storage_io::dispatch_float(y.dtype, op, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    softmax_backward_kernel<T, kLog><<<static_cast<unsigned>(l.grid), l.block, 0, context().stream>>>(
-        y.as<const T>(), g.as<const T>(), dx.as<T>(), rows, cols, l.threads_per_row);
+    with_vector(row_vectorizable(cols, sizeof(T), {y.data, g.data, dx.data}), [&](auto vec) {
+      softmax_backward_kernel<T, kLog, decltype(vec)::value>
+          <<<static_cast<unsigned>(l.grid), l.block, 0, context().stream>>>(
+              y.as<const T>(), g.as<const T>(), dx.as<T>(), rows, cols, l.threads_per_row);
+    });
   });
   STRATA_CUDA_LAUNCH_CHECK();
 }

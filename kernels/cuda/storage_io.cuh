@@ -5,9 +5,9 @@
 //
 // TODO(h3-sm): switch to kernels/cuda/half_io.cuh (helper h3-ew) once it is on
 // main and delete this file. The signatures here are the subset of half_io.cuh
-// these kernels use (load(p, i), store(p, i, v), dispatch_float(dtype, where, f)
-// with f(StorageTag<T>{})), in their own namespace so that the two can coexist:
-// the switch is the include and dropping the storage_io:: qualifiers.
+// these kernels use (load(p, i), store(p, i, v), kVec<T>, load_vec, store_vec,
+// dispatch_float(dtype, where, f) with f(StorageTag<T>{})), in their own namespace so that the two can
+// coexist: the switch is the include and dropping the storage_io:: qualifiers.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -27,6 +27,30 @@ __device__ __forceinline__ float load(const __nv_bfloat16* p, int64_t i) { retur
 __device__ __forceinline__ void store(float* p, int64_t i, float v) { p[i] = v; }
 __device__ __forceinline__ void store(__half* p, int64_t i, float v) { p[i] = __float2half_rn(v); }
 __device__ __forceinline__ void store(__nv_bfloat16* p, int64_t i, float v) { p[i] = __float2bfloat16_rn(v); }
+
+// 16-byte vector access: kVec<T> elements (4 floats, 8 halves) in one transaction;
+// p + i must be 16-byte aligned.
+template <typename T>
+inline constexpr int kVec = static_cast<int>(16 / sizeof(T));
+
+template <typename T>
+struct alignas(16) Vec16 {
+  T v[kVec<T>];
+};
+
+template <typename T>
+__device__ __forceinline__ void load_vec(const T* p, int64_t i, float (&out)[kVec<T>]) {
+  Vec16<T> r = *reinterpret_cast<const Vec16<T>*>(p + i);
+#pragma unroll
+  for (int k = 0; k < kVec<T>; ++k) out[k] = load(r.v, k);
+}
+template <typename T>
+__device__ __forceinline__ void store_vec(T* p, int64_t i, const float (&in)[kVec<T>]) {
+  Vec16<T> r;
+#pragma unroll
+  for (int k = 0; k < kVec<T>; ++k) store(r.v, k, in[k]);
+  *reinterpret_cast<Vec16<T>*>(p + i) = r;
+}
 
 template <typename T>
 struct StorageTag {

@@ -175,6 +175,18 @@ TEST(RowLaunch, WiderRowsNeverGetFewerThreads) {
   }
 }
 
+TEST(RowLaunch, VectorWalkNeedsWholeChunksAndAlignedBuffers) {
+  alignas(16) static unsigned char buf[64];
+  EXPECT_TRUE(cuda::row_vectorizable(8, 2, {buf, buf + 32}));  // 8 halves = one chunk
+  EXPECT_TRUE(cuda::row_vectorizable(50256, 2, {buf}));
+  EXPECT_FALSE(cuda::row_vectorizable(50257, 2, {buf}));  // GPT-2's vocabulary is odd
+  EXPECT_TRUE(cuda::row_vectorizable(4, 4, {buf}));       // 4 floats = one chunk
+  EXPECT_FALSE(cuda::row_vectorizable(6, 4, {buf}));
+  EXPECT_FALSE(cuda::row_vectorizable(8, 2, {buf, buf + 8}));  // second buffer off a 16-byte boundary
+  EXPECT_FALSE(cuda::row_vectorizable(16, 8, {buf + 8}));
+  EXPECT_TRUE(cuda::row_vectorizable(2, 8, {buf}));  // 2 doubles
+}
+
 TEST(RowLaunch, TooManyRowsIsANamedError) {
   try {
     cuda::row_launch(int64_t{1} << 40, 8, "softmax");
