@@ -42,6 +42,52 @@ STRATA_HD inline T gelu_grad(T x) {
   return T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * k * (T(1) + T(3) * c * x * x);
 }
 
+// Softmax statistics of a row seen one element (or one partial row) at a time:
+// the running maximum m and s = sum exp(x - m), rescaled whenever m grows (the
+// "online softmax" of Milakov and Gimelshein, 2018). One read of the row then
+// gives its log-sum-exp, and partial results of threads merge in any grouping,
+// which is what a warp or block reduction needs. -inf elements (masked logits)
+// contribute nothing; a NaN element makes the result NaN.
+template <typename T>
+struct OnlineLse {
+  T m = -INFINITY;
+  T s = 0;
+
+  STRATA_HD void add(T x) {
+    if (x > m) {
+      s = s * std::exp(m - x) + T(1);  // exp(-inf) = 0 for the first finite element
+      m = x;
+    } else if (x != -INFINITY) {
+      s += std::exp(x - m);
+    }
+  }
+  STRATA_HD void merge(T om, T os) {
+    T nm = m > om ? m : om;
+    if (nm == -INFINITY) {  // both empty or all -inf (exp(-inf - -inf) would be NaN); s is 0 or NaN
+      s += os;
+      return;
+    }
+    s = s * std::exp(m - nm) + os * std::exp(om - nm);
+    m = nm;
+  }
+  STRATA_HD T lse() const { return m + std::log(s); }
+};
+
+// Cross-entropy of one row with label smoothing eps over C classes, from the
+// row's log-sum-exp: -sum_c t_c (x_c - lse) with t = (1 - eps) onehot(label) + eps/C,
+// which is (1 - eps)(lse - x_label) + eps (lse - mean_c x_c).
+template <typename T>
+STRATA_HD inline T cross_entropy_row_loss(T lse, T x_label, T mean_x, T eps) {
+  return (T(1) - eps) * (lse - x_label) + eps * (lse - mean_x);
+}
+
+// d(scale * row loss)/d x_c = scale * (softmax_c - t_c), the softmax recomputed from
+// the saved log-sum-exp (no [N, C] probabilities kept); smooth = eps/C, hit = 1 - eps.
+template <typename T>
+STRATA_HD inline T cross_entropy_grad(T x, T lse, bool is_label, T smooth, T hit, T scale) {
+  return scale * (std::exp(x - lse) - smooth - (is_label ? hit : T(0)));
+}
+
 // splitmix64: a counter-based generator, so a dropout mask is a pure function
 // of (seed, element index) on every backend.
 STRATA_HD inline uint64_t splitmix64(uint64_t x) {

@@ -2,9 +2,11 @@
 // independent: threads take blocks of rows. A row makes three passes (max, then
 // exp and a double-accumulated sum, then scale or subtract), all within a row
 // that stays in L1/L2 for any realistic vocabulary, so memory traffic is one read
-// of x and one write of y. Backward reads y (or the saved probabilities) and g
-// once each and writes dx once. cross_entropy saves the probabilities [N, C] so
-// that its backward is a single fused pass (p - target) * g / N.
+// of x and one write of y. Backward reads y (cross_entropy: x and lse) and g
+// once each and writes dx once. cross_entropy saves only the row log-sum-exp [N]
+// (not the probabilities [N, C]); its backward recomputes p = exp(x - lse) in the
+// same single pass that writes (p - target) * g / N. The row loss and that
+// gradient are math::cross_entropy_row_loss / _grad, shared with the CUDA kernels.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -13,6 +15,7 @@
 #include "base/error.h"
 #include "kernels/backends.h"
 #include "kernels/cpu/common.h"
+#include "kernels/scalar_math.h"
 
 namespace strata::cpu {
 namespace {
@@ -31,6 +34,15 @@ std::pair<float, double> exp_row(const float* x, float* y, int64_t n) {
     s += y[j];
   }
   return {m, s};
+}
+
+// log sum_j exp(x_j) of a row, shifted by its maximum, summed in double
+double lse_row(const float* x, int64_t n) {
+  float m = x[0];
+  for (int64_t j = 1; j < n; ++j) m = std::max(m, x[j]);
+  double s = 0;
+  for (int64_t j = 0; j < n; ++j) s += std::exp(x[j] - m);
+  return m + std::log(s);
 }
 
 void check_label(int64_t y, int64_t i, int64_t C) {
@@ -113,24 +125,18 @@ void cross_entropy_forward(const OpAttrs& a, const TensorView* in, TensorView* o
   int64_t N = in[0].shape[0], C = in[0].shape[1];
   const float* x = F(in[0]);
   const int64_t* labels = in[1].as<int64_t>();
-  float* p = F(out[1]);
+  float* lse_out = F(out[1]);
   for (int64_t i = 0; i < N; ++i) check_label(labels[i], i, C);  // before any thread starts
   double eps = a.label_smoothing;
   std::vector<double> row_loss(static_cast<size_t>(N));
   parallel_for(N, row_grain(C), [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       const float* xr = x + i * C;
-      float* pr = p + i * C;
-      auto [m, s] = exp_row(xr, pr, C);
-      double lse = m + std::log(s), sum_x = 0;
-      float inv = static_cast<float>(1.0 / s);
-      for (int64_t c = 0; c < C; ++c) {
-        pr[c] *= inv;
-        sum_x += xr[c];
-      }
-      // -sum_c t_c (x_c - lse) with t = (1-eps) onehot + eps/C
+      double lse = lse_row(xr, C), sum_x = 0;
+      for (int64_t c = 0; c < C; ++c) sum_x += xr[c];
+      lse_out[i] = static_cast<float>(lse);
       row_loss[static_cast<size_t>(i)] =
-          -(1 - eps) * (xr[labels[i]] - lse) - eps * (sum_x / static_cast<double>(C) - lse);
+          math::cross_entropy_row_loss<double>(lse, xr[labels[i]], sum_x / static_cast<double>(C), eps);
     }
   });
   double total = 0;
@@ -144,16 +150,16 @@ void cross_entropy_backward(const OpAttrs& a, const TensorView* in, const Tensor
   int64_t N = in[0].shape[0], C = in[0].shape[1];
   const int64_t* labels = in[1].as<int64_t>();
   for (int64_t i = 0; i < N; ++i) check_label(labels[i], i, C);
-  const float* p = F(out[1]);
+  const float* x = F(in[0]);
+  const float* lse = F(out[1]);
   float* dx = F(gin[0]);
   float scale = F(g)[0] / static_cast<float>(N);
   float smooth = static_cast<float>(a.label_smoothing / static_cast<double>(C));
   float hit = static_cast<float>(1 - a.label_smoothing);
   parallel_for(N, row_grain(C), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      for (int64_t c = 0; c < C; ++c) dx[i * C + c] = scale * (p[i * C + c] - smooth);
-      dx[i * C + labels[i]] -= scale * hit;
-    }
+    for (int64_t i = b; i < e; ++i)
+      for (int64_t c = 0; c < C; ++c)
+        dx[i * C + c] = math::cross_entropy_grad(x[i * C + c], lse[i], c == labels[i], smooth, hit, scale);
   });
 }
 

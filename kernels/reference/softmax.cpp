@@ -13,14 +13,16 @@ namespace {
 
 int64_t cols_of(const TensorView& v) { return v.shape.back(); }
 
-// log of the softmax of one row: x - max - log(sum exp(x - max))
-void log_softmax_row(const double* x, double* y, int64_t n) {
+// log of the softmax of one row: x - max - log(sum exp(x - max)); returns the
+// row's log-sum-exp, max + log(sum exp(x - max))
+double log_softmax_row(const double* x, double* y, int64_t n) {
   double m = x[0];
   for (int64_t j = 1; j < n; ++j) m = std::max(m, x[j]);
   double s = 0;
   for (int64_t j = 0; j < n; ++j) s += std::exp(x[j] - m);
   double lse = m + std::log(s);
   for (int64_t j = 0; j < n; ++j) y[j] = x[j] - lse;
+  return lse;
 }
 
 }  // namespace
@@ -71,7 +73,8 @@ void log_softmax_backward(const OpAttrs&, const TensorView* in, const TensorView
   }
 }
 
-// loss = mean_n -sum_c t[n,c] log p[n,c], t = (1 - eps) onehot(label) + eps / C
+// loss = mean_n -sum_c t[n,c] log p[n,c], t = (1 - eps) onehot(label) + eps / C;
+// aux: lse[n] = log sum_c exp(x[n,c]), from which backward recomputes p.
 void cross_entropy_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
   int64_t N = in[0].shape[0], C = in[0].shape[1];
   const int64_t* labels = in[1].as<int64_t>();
@@ -82,29 +85,29 @@ void cross_entropy_forward(const OpAttrs& a, const TensorView* in, TensorView* o
     if (y < 0 || y >= C)
       throw Error("cross_entropy: label " + std::to_string(y) + " at index " + std::to_string(i) +
                   " is out of range [0, " + std::to_string(C) + ")");
-    log_softmax_row(D(in[0]) + i * C, logp.data(), C);
+    const double* x = D(in[0]) + i * C;
+    D(out[1])[i] = log_softmax_row(x, logp.data(), C);
     double sum_logp = 0;
-    for (int64_t c = 0; c < C; ++c) {
-      sum_logp += logp[c];
-      D(out[1])[i * C + c] = std::exp(logp[c]);
-    }
+    for (int64_t c = 0; c < C; ++c) sum_logp += logp[c];
     total += -(1 - eps) * logp[y] - eps / static_cast<double>(C) * sum_logp;
   }
   D(out[0])[0] = total / static_cast<double>(N);
 }
 
-// dlogits = g / N * (p - t)
+// dlogits = g / N * (p - t), p = exp(x - lse)
 void cross_entropy_backward(const OpAttrs& a, const TensorView* in, const TensorView* out,
                             const TensorView& g, TensorView* gin) {
   if (!gin[0].defined()) return;
   int64_t N = in[0].shape[0], C = in[0].shape[1];
   const int64_t* labels = in[1].as<int64_t>();
   double eps = a.label_smoothing, scale = D(g)[0] / static_cast<double>(N);
-  for (int64_t i = 0; i < N; ++i)
+  for (int64_t i = 0; i < N; ++i) {
+    double lse = D(out[1])[i];
     for (int64_t c = 0; c < C; ++c) {
       double t = eps / static_cast<double>(C) + (c == labels[i] ? 1 - eps : 0.0);
-      D(gin[0])[i * C + c] = scale * (D(out[1])[i * C + c] - t);
+      D(gin[0])[i * C + c] = scale * (std::exp(D(in[0])[i * C + c] - lse) - t);
     }
+  }
 }
 
 }  // namespace strata::reference

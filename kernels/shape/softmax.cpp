@@ -29,7 +29,9 @@ std::vector<OutputSpec> cross_entropy_infer(const std::vector<OutputSpec>& in, c
   require(logits.shape[0] > 0 && logits.shape[1] > 0, op, "empty logits " + shape_str(logits.shape));
   require(a.label_smoothing >= 0 && a.label_smoothing <= 1, op,
           "label_smoothing must be in [0, 1], got " + std::to_string(a.label_smoothing));
-  return {{Shape{}, logits.dtype}, {logits.shape, logits.dtype}};
+  // loss and the per-row log-sum-exp are statistics: FP32 beside half logits
+  DType stat = stat_dtype(logits.dtype);
+  return {{Shape{}, stat}, {Shape{logits.shape[0]}, stat}};
 }
 
 }  // namespace strata::shape
