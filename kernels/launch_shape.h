@@ -113,7 +113,7 @@ ReducePlan broadcast_reduce_plan(const Shape& from, const Shape& to, const char*
 int64_t column_splits(int64_t n_out, int64_t count, int64_t target_threads, int64_t min_rows = 32,
                       int64_t max_splits = 256);
 // [begin, end) of split s of count rows cut into `splits` near-equal parts.
-inline void split_range(int64_t count, int64_t splits, int64_t s, int64_t& begin, int64_t& end) {
+STRATA_HD inline void split_range(int64_t count, int64_t splits, int64_t s, int64_t& begin, int64_t& end) {
   begin = count * s / splits;
   end = count * (s + 1) / splits;
 }
