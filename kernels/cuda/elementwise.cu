@@ -43,10 +43,10 @@ struct DMulB {
   __device__ float operator()(float a, float) const { return a; }
 };
 struct DDivA {
-  __device__ float operator()(float, float b) const { return 1.0f / b; }
+  __device__ float operator()(float a, float b) const { return math::div_grad_a(a, b); }
 };
 struct DDivB {
-  __device__ float operator()(float a, float b) const { return -a / (b * b); }
+  __device__ float operator()(float a, float b) const { return math::div_grad_b(a, b); }
 };
 // g * df(a, b)
 template <typename D>
@@ -74,10 +74,10 @@ struct GeluGrad {
   __device__ float operator()(float x, float g) const { return g * math::gelu_grad(x); }
 };
 struct TanhGrad {
-  __device__ float operator()(float y, float g) const { return g * (1.0f - y * y); }
+  __device__ float operator()(float y, float g) const { return math::tanh_backward(g, y); }
 };
 struct SigmoidGrad {
-  __device__ float operator()(float y, float g) const { return g * y * (1.0f - y); }
+  __device__ float operator()(float y, float g) const { return math::sigmoid_backward(g, y); }
 };
 
 template <typename T, int N>
