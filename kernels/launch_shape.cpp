@@ -115,6 +115,13 @@ int64_t column_splits(int64_t n_out, int64_t count, int64_t target_threads, int6
   return std::max<int64_t>(1, std::min({want, by_rows, max_splits}));
 }
 
+int64_t row_splits(int64_t n_out, int64_t count, int64_t target_blocks, int64_t min_per_block,
+                   int64_t max_splits) {
+  if (n_out <= 0 || n_out >= target_blocks || count < 2 * min_per_block) return 1;
+  int64_t want = (target_blocks + n_out - 1) / n_out;
+  return std::max<int64_t>(1, std::min({want, count / min_per_block, max_splits}));
+}
+
 int row_threads(int64_t count) {
   int t = 32;
   while (t < 512 && t < count) t *= 2;

@@ -118,6 +118,13 @@ STRATA_HD inline void split_range(int64_t count, int64_t splits, int64_t s, int6
   end = count * (s + 1) / splits;
 }
 
+// Blocks per output for a block-per-output (row) reduction: with few outputs and
+// long rows, each row is cut into segments (about `target_blocks` blocks in all,
+// each segment at least `min_per_block` elements) whose partial sums a second
+// pass adds in segment order. 1 means one block per row.
+int64_t row_splits(int64_t n_out, int64_t count, int64_t target_blocks, int64_t min_per_block = 4096,
+                   int64_t max_splits = 1024);
+
 // Threads of a block-per-output (row) reduction: a power of two from 32 to 512,
 // no more than the row needs.
 int row_threads(int64_t count);

@@ -6,11 +6,14 @@
 // so results are deterministic:
 // - rows (reduced elements contiguous, count >= kRowMin): one block per output,
 //   threads stride along the row (coalesced reads), then a warp-shuffle block sum;
+//   with too few rows to fill the GPU (a full sum) each row is cut into segments,
+//   a block each, whose FP64 partials a second pass adds in segment order;
 // - columns (the innermost dimension kept, or short rows): one thread per output,
 //   neighbouring threads reading neighbouring columns (coalesced); when there are
 //   too few outputs to fill the GPU the reduced range is cut into splits whose
 //   FP64 partial sums a second pass adds in split order.
 // Backward broadcasts grad_out back over the reduced axes: one gather pass.
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,16 +36,25 @@ __device__ __forceinline__ int64_t reduced_offset(const launch::IndexMap& m, int
 
 // ---- kernels -------------------------------------------------------------------
 
-// grid-stride over outputs, one block each; blockDim a power of two >= 32
+// grid-stride over (output o, segment s) pairs, one block each; blockDim a power
+// of two >= 32. splits == 1 writes y; otherwise partial[s * n_out + o].
 template <typename X, typename Y>
-__global__ void reduce_rows_kernel(const X* x, Y* y, launch::ReducePlan p, double scale) {
-  for (int64_t o = blockIdx.x; o < p.n_out; o += gridDim.x) {
+__global__ void reduce_rows_kernel(const X* x, Y* y, double* partial, int64_t splits, launch::ReducePlan p,
+                                   double scale) {
+  for (int64_t t = blockIdx.x; t < p.n_out * splits; t += gridDim.x) {
+    int64_t o = t % p.n_out, s = t / p.n_out, begin, end;
+    launch::split_range(p.count, splits, s, begin, end);
     const X* base = x + p.kept.offset(o);
     double acc = 0;
-    for (int64_t r = threadIdx.x; r < p.count; r += blockDim.x)
+    for (int64_t r = begin + threadIdx.x; r < end; r += blockDim.x)
       acc += load(base, reduced_offset(p.reduced, r));
     acc = block_sum(acc);
-    if (threadIdx.x == 0) store(y, o, static_cast<float>(acc * scale));
+    if (threadIdx.x == 0) {
+      if (splits == 1)
+        store(y, o, static_cast<float>(acc * scale));
+      else
+        partial[t] = acc;
+    }
   }
 }
 
@@ -89,29 +101,25 @@ __global__ void expand_kernel(const T* g, launch::IndexMap map, T* dx, int64_t n
 template <typename X, typename Y>
 void reduce_typed(const X* x, Y* y, const launch::ReducePlan& p, double scale) {
   Context& c = context();
-  if (!p.inner_kept && p.count >= kRowMin) {
-    int threads = launch::row_threads(p.count);
-    auto blocks = static_cast<unsigned>(std::min(p.n_out, kMaxRowBlocks));
-    reduce_rows_kernel<<<blocks, threads, 0, c.stream>>>(x, y, p, scale);
-    STRATA_CUDA_LAUNCH_CHECK();
-    return;
-  }
   int64_t cap = launch::grid_cap(c.sm_count);
-  int64_t splits = launch::column_splits(p.n_out, p.count, int64_t(c.sm_count) * 2048);
-  if (splits == 1) {
-    auto blocks = static_cast<unsigned>(launch::blocks_for(p.n_out, cap));
-    reduce_columns_kernel<<<blocks, launch::kThreads, 0, c.stream>>>(x, y, nullptr, 1, p, scale);
-    STRATA_CUDA_LAUNCH_CHECK();
-    return;
+  bool rows = !p.inner_kept && p.count >= kRowMin;
+  int64_t splits = rows ? launch::row_splits(p.n_out, p.count, int64_t(c.sm_count) * 4)
+                        : launch::column_splits(p.n_out, p.count, int64_t(c.sm_count) * 2048);
+  std::unique_ptr<Scratch> partial;
+  if (splits > 1) partial = std::make_unique<Scratch>(static_cast<size_t>(p.n_out * splits) * sizeof(double));
+  double* part = partial ? partial->as<double>() : nullptr;
+  if (rows) {
+    int64_t segment = (p.count + splits - 1) / splits;
+    auto blocks = static_cast<unsigned>(std::min(p.n_out * splits, kMaxRowBlocks));
+    reduce_rows_kernel<<<blocks, launch::row_threads(segment), 0, c.stream>>>(x, y, part, splits, p, scale);
+  } else {
+    auto blocks = static_cast<unsigned>(launch::blocks_for(p.n_out * splits, cap));
+    reduce_columns_kernel<<<blocks, launch::kThreads, 0, c.stream>>>(x, y, part, splits, p, scale);
   }
-  Scratch partial(static_cast<size_t>(p.n_out * splits) * sizeof(double));
-  auto blocks = static_cast<unsigned>(launch::blocks_for(p.n_out * splits, cap));
-  reduce_columns_kernel<<<blocks, launch::kThreads, 0, c.stream>>>(x, y, partial.as<double>(), splits, p,
-                                                                   scale);
   STRATA_CUDA_LAUNCH_CHECK();
-  blocks = static_cast<unsigned>(launch::blocks_for(p.n_out, cap));
-  reduce_splits_kernel<<<blocks, launch::kThreads, 0, c.stream>>>(partial.as<double>(), splits, p.n_out, y,
-                                                                  scale);
+  if (splits == 1) return;
+  auto blocks = static_cast<unsigned>(launch::blocks_for(p.n_out, cap));
+  reduce_splits_kernel<<<blocks, launch::kThreads, 0, c.stream>>>(part, splits, p.n_out, y, scale);
   STRATA_CUDA_LAUNCH_CHECK();
 }
 

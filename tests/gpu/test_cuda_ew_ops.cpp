@@ -163,11 +163,11 @@ TEST_P(CudaEwOps, SumAndMeanOverAxes) {
     std::vector<int64_t> axes;
     bool keep;
   };
-  std::vector<R> cases = {{{4, 5, 6}, {}, false},    {{4, 5, 6}, {-1}, false},
-                          {{4, 5, 6}, {0}, true},    {{4, 5, 6}, {1}, false},
-                          {{4, 5, 6}, {0, 2}, true}, {{300, 1000}, {1}, false},
-                          {{8192, 64}, {0}, false},  {{3, 100000}, {1}, true},
-                          {{100000, 3}, {1}, false}, {{2, 300, 5, 7}, {1, 3}, false}};
+  std::vector<R> cases = {
+      {{4, 5, 6}, {}, false},          {{4, 5, 6}, {-1}, false},  {{4, 5, 6}, {0}, true},
+      {{4, 5, 6}, {1}, false},         {{4, 5, 6}, {0, 2}, true}, {{300, 1000}, {1}, false},
+      {{8192, 64}, {0}, false},        {{3, 100000}, {1}, true},  {{100000, 3}, {1}, false},
+      {{2, 300, 5, 7}, {1, 3}, false}, {{2048, 1024}, {}, false}};
   for (Op op : {Op::sum, Op::mean})
     for (auto& c : cases) {
       OpAttrs a;

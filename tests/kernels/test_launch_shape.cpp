@@ -201,6 +201,21 @@ TEST(LaunchShape, ColumnSplitsCoverTheRangeInOrder) {
   EXPECT_EQ(column_splits(1 << 20, 8192, 132 * 2048), 1);
 }
 
+TEST(LaunchShape, RowSplitsFillTheGpuOnlyWhenRowsAreFewAndLong) {
+  const int64_t target = 132 * 4;
+  EXPECT_EQ(row_splits(1, 100, target), 1);           // short row: one block
+  EXPECT_EQ(row_splits(100000, 1 << 20, target), 1);  // many rows fill the GPU already
+  for (int64_t n_out : {1, 3, 100})
+    for (int64_t count : {8192, 100000, 1 << 26}) {
+      int64_t s = row_splits(n_out, count, target);
+      ASSERT_GE(s, 1);
+      ASSERT_LE(s, 1024);
+      EXPECT_GE(count / s, 4096) << n_out << " " << count;
+      EXPECT_LE((s - 1) * n_out, target) << n_out << " " << count;
+    }
+  EXPECT_GT(row_splits(1, 1 << 26, target), 100);  // a full reduction spreads over the GPU
+}
+
 TEST(LaunchShape, RowThreadsArePowersOfTwoInRange) {
   for (int64_t c : {0, 1, 32, 33, 100, 512, 513, 1 << 20}) {
     int t = row_threads(c);
