@@ -30,12 +30,12 @@ __host__ __device__ __forceinline__ double to_f64(T v) {
   else
     return static_cast<double>(v);
 }
+// Halves round from the float, as the CPU device ops do (one rounding from an
+// f32 source, so f32 -> half is the exact RNE of kernels/half.h).
 template <typename T>
 __host__ __device__ __forceinline__ T from_f64(double v) {
-  if constexpr (std::is_same_v<T, __half>)
-    return __double2half(v);
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
-    return __double2bfloat16(v);
+  if constexpr (std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>)
+    return cuda::from_float<T>(static_cast<float>(v));
   else
     return static_cast<T>(v);
 }
@@ -102,7 +102,8 @@ template <typename X, typename Y>
 __global__ void axpy_kernel(float alpha, const X* x, Y* y, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x)
-    cuda::store(y, i, fmaf(alpha, cuda::load(x, i), cuda::load(y, i)));
+    // y + alpha * x rounded twice (no fma contraction), as the CPU computes it
+    cuda::store(y, i, __fadd_rn(cuda::load(y, i), __fmul_rn(alpha, cuda::load(x, i))));
 }
 
 template <typename T>

@@ -185,6 +185,7 @@ void sum_of_squares(const TensorView* xs, size_t n, const TensorView& out) {
   check_scalar(out, "sum_of_squares", "out");
   std::vector<TensorRef> refs(n);
   for (size_t i = 0; i < n; ++i) {
+    if (!xs[i].defined()) continue;  // a parameter without a gradient, as on the CPU
     check_view(xs[i], "sum_of_squares", i, "x", false);
     refs[i] = {xs[i].data, nullptr, nullptr, nullptr, xs[i].numel(), xs[i].dtype};
   }
@@ -203,6 +204,7 @@ void unscale_found_inf(const TensorView* grads, size_t n, float inv_scale, const
   check_scalar(found_inf, "unscale_found_inf", "found_inf");
   std::vector<TensorRef> refs(n);
   for (size_t i = 0; i < n; ++i) {
+    if (!grads[i].defined()) continue;  // a parameter without a gradient, as on the CPU
     check_view(grads[i], "unscale_found_inf", i, "grad", false);
     refs[i] = {grads[i].data, nullptr, nullptr, nullptr, grads[i].numel(), grads[i].dtype};
   }
