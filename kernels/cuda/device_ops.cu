@@ -204,8 +204,10 @@ void copy(const TensorView& src, const TensorView& dst) {
     return;
   }
   cudaStream_t s = context().stream;
-  // cudaMemcpyDefault: the kind follows from the pointers (unified addressing);
-  // a pageable host source is staged before the call returns.
+  // cudaMemcpyDefault: the kind follows from the pointers (unified addressing).
+  // A pageable host source is staged before the call returns; a page-locked one
+  // is read by the DMA later, so it must stay unchanged until the stream reaches
+  // the copy (the loader's pinned ring slots are fenced by an event).
   STRATA_CUDA_CHECK(cudaMemcpyAsync(dst.data, src.data, bytes, cudaMemcpyDefault, s));
   if (dst.device == Device::cpu) STRATA_CUDA_CHECK(cudaStreamSynchronize(s));
 }
