@@ -102,8 +102,8 @@ template <typename X, typename Y>
 __global__ void axpy_kernel(float alpha, const X* x, Y* y, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x)
-    // y + alpha * x rounded twice (no fma contraction), as the CPU computes it
-    cuda::store(y, i, __fadd_rn(cuda::load(y, i), __fmul_rn(alpha, cuda::load(x, i))));
+    // one rounding, as the CPU's y += a * x where the compiler contracts it (-march=native)
+    cuda::store(y, i, fmaf(alpha, cuda::load(x, i), cuda::load(y, i)));
 }
 
 template <typename T>

@@ -148,7 +148,7 @@ TEST(CudaDeviceOps, AxpyAndScaleInFp32) {
   cuda_dev::scale(dy.v, -2.0);
   auto r = download<float>(dy.v);
   for (size_t k = 0; k < x.size(); ++k)
-    ASSERT_EQ(r[k], (y[k] + 0.5f * bf16_bits_to_float(xh[k])) * -2.0f) << k;
+    ASSERT_EQ(r[k], std::fma(0.5f, bf16_bits_to_float(xh[k]), y[k]) * -2.0f) << k;
 }
 
 TEST(CudaDeviceOps, SumOfSquaresOverManyTensorsAccumulates) {
