@@ -47,7 +47,7 @@ template <typename F>
 void unary_forward(const TensorView* in, TensorView* out, F f, const char* what) {
   dispatch_float(out[0].dtype, what, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    map_elements<1>(Inputs<T, 1>{{data_as<const T>(in[0])}}, data_as<T>(out[0]), out[0].numel(), f);
+    map_elements<1>(MapInputs<T, 1>{{data_as<const T>(in[0])}}, data_as<T>(out[0]), out[0].numel(), f);
   });
 }
 
@@ -57,8 +57,8 @@ void unary_backward(const TensorView& src, const TensorView& g, TensorView* gin,
   if (!gin[0].defined()) return;
   dispatch_float(g.dtype, what, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    map_elements<2>(Inputs<T, 2>{{data_as<const T>(src), data_as<const T>(g)}}, data_as<T>(gin[0]), g.numel(),
-                    df);
+    map_elements<2>(MapInputs<T, 2>{{data_as<const T>(src), data_as<const T>(g)}}, data_as<T>(gin[0]),
+                    g.numel(), df);
   });
 }
 

@@ -88,7 +88,7 @@ void binary_forward(const TensorView* in, TensorView* out, F f, const char* what
     T* o = data_as<T>(out[0]);
     int64_t n = out[0].numel();
     if (in[0].numel() == n && in[1].numel() == n)
-      map_elements<2>(Inputs<T, 2>{{a, b}}, o, n, f);
+      map_elements<2>(MapInputs<T, 2>{{a, b}}, o, n, f);
     else
       broadcast(a, b, static_cast<const T*>(nullptr), broadcast_plan(in[0].shape, in[1].shape, what), o, f,
                 what);
@@ -122,7 +122,7 @@ void product_backward(const TensorView* in, const TensorView& g, TensorView* gin
     auto one = [&](auto d, const TensorView& gk) {
       if (!gk.defined()) return;
       using D = decltype(d);
-      if (same) return map_elements<3>(Inputs<T, 3>{{a, b, go}}, data_as<T>(gk), n, Chain<D>{});
+      if (same) return map_elements<3>(MapInputs<T, 3>{{a, b, go}}, data_as<T>(gk), n, Chain<D>{});
       if (gk.numel() == n) return broadcast(a, b, go, p, data_as<T>(gk), d, what);
       Scratch full(static_cast<size_t>(n) * sizeof(float));
       broadcast(a, b, go, p, full.as<float>(), d, what);

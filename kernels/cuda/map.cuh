@@ -12,14 +12,14 @@
 namespace strata::cuda {
 
 template <typename T, int N>
-struct Inputs {
+struct MapInputs {
   const T* p[N];
 };
 
 // ---- kernels -------------------------------------------------------------------
 
 template <int N, typename F>
-__device__ __forceinline__ float apply(const F& f, const float* v) {
+__device__ __forceinline__ float map_apply(const F& f, const float* v) {
   if constexpr (N == 1)
     return f(v[0]);
   else if constexpr (N == 2)
@@ -31,7 +31,7 @@ __device__ __forceinline__ float apply(const F& f, const float* v) {
 // out[i] = f(in_0[i], ..., in_{N-1}[i]) over contiguous buffers; VEC: 16-byte
 // steps (all pointers aligned), the tail element by element.
 template <int N, bool VEC, typename T, typename O, typename F>
-__global__ void map_kernel(Inputs<T, N> in, O* out, int64_t n, F f) {
+__global__ void map_kernel(MapInputs<T, N> in, O* out, int64_t n, F f) {
   constexpr int V = VEC ? kVec<T> : 1;
   static_assert(!VEC || kVec<T> == kVec<O>, "vector steps need equal element sizes");
   int64_t stride = int64_t(gridDim.x) * blockDim.x, nv = n / V;
@@ -49,7 +49,7 @@ __global__ void map_kernel(Inputs<T, N> in, O* out, int64_t n, F f) {
       float a[N];
 #pragma unroll
       for (int k = 0; k < N; ++k) a[k] = v[k][e];
-      r[e] = apply<N>(f, a);
+      r[e] = map_apply<N>(f, a);
     }
     if constexpr (VEC)
       store_vec(out, j * V, r);
@@ -60,7 +60,7 @@ __global__ void map_kernel(Inputs<T, N> in, O* out, int64_t n, F f) {
     float a[N];
 #pragma unroll
     for (int k = 0; k < N; ++k) a[k] = load(in.p[k], i);
-    store(out, i, apply<N>(f, a));
+    store(out, i, map_apply<N>(f, a));
   }
 }
 
@@ -73,7 +73,7 @@ inline unsigned elementwise_blocks(int64_t n, int per_thread = 1) {
 
 // Queues the map on the context stream; n == 0 launches nothing.
 template <int N, typename T, typename O, typename F>
-void map_elements(Inputs<T, N> in, O* out, int64_t n, F f) {
+void map_elements(MapInputs<T, N> in, O* out, int64_t n, F f) {
   if (n == 0) return;
   cudaStream_t s = context().stream;
   bool vec = vec_aligned(out) && sizeof(T) == sizeof(O);
