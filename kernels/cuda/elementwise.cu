@@ -2,12 +2,12 @@
 // and backward (the activations are in activation.cu). Storage f32/f16/bf16 is
 // read directly and the arithmetic is FP32. Same-shape operands take the
 // contiguous map (kernels/cuda/map.cuh), which moves 16 bytes per operand per
-// step when the pointers allow; broadcasts decode each
-// output index through a collapsed BinaryMap (a bias over [N, T, C] collapses
-// to two dimensions). Every pass reads each input once and writes each output
-// once. The gradient of a broadcast operand is g * df reduced over the broadcast
-// axes by reduce_sum (kernels/cuda/reduce.cuh): add and sub reduce grad_out
-// directly; mul and div first write g * df for the full shape to an FP32 scratch.
+// step when the pointers allow; broadcasts decode each output index through a
+// collapsed BinaryMap (a bias over [N, T, C] collapses to two dimensions). Every
+// pass reads each input once and writes each output once. The gradient of a
+// broadcast operand is g * df reduced over its broadcast axes by reduce_sum
+// (kernels/cuda/reduce.cuh): add and sub reduce grad_out directly; mul and div
+// first write g * df for the full shape to an FP32 scratch.
 #include <string>
 
 #include "base/error.h"
