@@ -4,7 +4,6 @@
 // multi-tensor sum_of_squares (tensors spanning several chunks, mixed dtypes),
 // unscale_found_inf (clean, inf, NaN), and sgd_step / adamw_step bit for bit
 // against math::sgd_update / math::adamw_update. SKIPPED without a device.
-#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "kernels/allocator.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/device_ops_backends.h"
 #include "kernels/half.h"
@@ -29,16 +29,19 @@ namespace {
     if (st_.device_count == 0) GTEST_SKIP() << st_.reason; \
   } while (0)
 
-// A device buffer with its view; freed at scope end.
+// A device buffer with its view, from the device allocator (so the test builds
+// without CUDA too, where it skips); freed at scope end.
 struct DeviceTensor {
   TensorView v;
+  size_t bytes;
   DeviceTensor(DType dt, Shape s) {
     v.dtype = dt;
     v.shape = std::move(s);
     v.device = Device::cuda;
-    EXPECT_EQ(cudaMalloc(&v.data, std::max<size_t>(v.bytes(), 1)), cudaSuccess);
+    bytes = std::max<size_t>(v.bytes(), 1);
+    v.data = device_allocator().allocate(bytes);
   }
-  ~DeviceTensor() { cudaFree(v.data); }
+  ~DeviceTensor() { device_allocator().deallocate(v.data, bytes); }
   DeviceTensor(const DeviceTensor&) = delete;
   DeviceTensor& operator=(const DeviceTensor&) = delete;
 };

@@ -6,7 +6,6 @@
 // and slice along inner and outer axes. Device outputs start as NaN so a kernel
 // that leaves an element unwritten fails. Dropout masks must equal the CPU's
 // exactly (same counter RNG). SKIPPED without a device.
-#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,6 +16,7 @@
 #include <tuple>
 #include <vector>
 
+#include "kernels/allocator.h"
 #include "kernels/backends.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/device_ops_backends.h"
@@ -25,7 +25,8 @@
 namespace strata {
 namespace {
 
-// A tensor kept as host bytes (in its dtype) and, when on_device, a device copy.
+// A tensor kept as host bytes (in its dtype) and a device copy (from the device
+// allocator, so the test builds without CUDA too, where it skips).
 struct Buf {
   std::vector<unsigned char> host;
   TensorView h, d;
@@ -33,10 +34,9 @@ struct Buf {
     h = TensorView{nullptr, dt, s, Device::cpu};
     host.resize(std::max<size_t>(h.bytes(), 1));
     h.data = host.data();
-    d = TensorView{nullptr, dt, s, Device::cuda};
-    EXPECT_EQ(cudaMalloc(&d.data, host.size()), cudaSuccess);
+    d = TensorView{device_allocator().allocate(host.size()), dt, s, Device::cuda};
   }
-  ~Buf() { cudaFree(d.data); }
+  ~Buf() { device_allocator().deallocate(d.data, host.size()); }
   Buf(const Buf&) = delete;
   Buf& operator=(const Buf&) = delete;
 
