@@ -152,8 +152,7 @@ void div_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
 }
 void div_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g,
                   TensorView* gin) {
-  binary_backward(
-      in, g, gin, math::div_grad_a<float>, math::div_grad_b<float>);
+  binary_backward(in, g, gin, math::div_grad_a<float>, math::div_grad_b<float>);
 }
 
 void relu_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
