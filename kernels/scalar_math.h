@@ -88,6 +88,27 @@ STRATA_HD inline T cross_entropy_grad(T x, T lse, bool is_label, T smooth, T hit
   return scale * (std::exp(x - lse) - smooth - (is_label ? hit : T(0)));
 }
 
+// Backward from the saved output y (tanh, sigmoid), grad g first: the evaluation
+// order is part of the contract, so the CPU and CUDA kernels round alike.
+template <typename T>
+STRATA_HD inline T tanh_backward(T g, T y) {
+  return g * (T(1) - y * y);
+}
+template <typename T>
+STRATA_HD inline T sigmoid_backward(T g, T y) {
+  return g * y * (T(1) - y);
+}
+
+// Partial derivatives of a / b.
+template <typename T>
+STRATA_HD inline T div_grad_a(T, T b) {
+  return T(1) / b;
+}
+template <typename T>
+STRATA_HD inline T div_grad_b(T a, T b) {
+  return -a / (b * b);
+}
+
 // splitmix64: a counter-based generator, so a dropout mask is a pure function
 // of (seed, element index) on every backend.
 STRATA_HD inline uint64_t splitmix64(uint64_t x) {

@@ -152,8 +152,7 @@ void div_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
 }
 void div_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g,
                   TensorView* gin) {
-  binary_backward(
-      in, g, gin, [](float, float b) { return 1.0f / b; }, [](float a, float b) { return -a / (b * b); });
+  binary_backward(in, g, gin, math::div_grad_a<float>, math::div_grad_b<float>);
 }
 
 void relu_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
@@ -178,7 +177,7 @@ void tanh_backward(const OpAttrs&, const TensorView*, const TensorView* out, con
   if (!gin[0].defined()) return;
   const float* y = F(out[0]);
   parallel_for(g.numel(), kElementwiseGrain, [&](int64_t s, int64_t e) {
-    for (int64_t i = s; i < e; ++i) F(gin[0])[i] = F(g)[i] * (1.0f - y[i] * y[i]);
+    for (int64_t i = s; i < e; ++i) F(gin[0])[i] = math::tanh_backward(F(g)[i], y[i]);
   });
 }
 void sigmoid_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
@@ -189,7 +188,7 @@ void sigmoid_backward(const OpAttrs&, const TensorView*, const TensorView* out, 
   if (!gin[0].defined()) return;
   const float* y = F(out[0]);
   parallel_for(g.numel(), kElementwiseGrain, [&](int64_t s, int64_t e) {
-    for (int64_t i = s; i < e; ++i) F(gin[0])[i] = F(g)[i] * y[i] * (1.0f - y[i]);
+    for (int64_t i = s; i < e; ++i) F(gin[0])[i] = math::sigmoid_backward(F(g)[i], y[i]);
   });
 }
 
