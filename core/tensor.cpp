@@ -192,6 +192,15 @@ Tensor Tensor::to(Device d) const {
   return out;
 }
 
+void Tensor::to_(Device d) {
+  if (d == device()) return;
+  Tensor moved = to(d);
+  impl_->storage = moved.impl_->storage;
+  impl_->offset = 0;
+  impl_->strides = contiguous_strides(impl_->shape);
+  if (impl_->grad.defined()) impl_->grad = impl_->grad.to(d);
+}
+
 void Tensor::copy_(const Tensor& src) {
   if (src.numel() != numel())
     throw ShapeError("copy_: source " + src.str() + " into " + str() + ": element counts differ");

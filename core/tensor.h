@@ -93,6 +93,10 @@ class Tensor {
   Tensor to(DType dtype) const;
   // A copy on `device` (this tensor itself when it is there already).
   Tensor to(Device device) const;
+  // Moves this tensor's data (and its gradient) to `device` in place: every
+  // handle sharing this TensorImpl sees the move; other views of the old
+  // storage keep the old bytes. No-op when already there.
+  void to_(Device device);
   void copy_(const Tensor& src);  // same numel; converts dtype; across devices too
   void fill_(double value);       // contiguous tensors
   void zero_() { fill_(0.0); }
