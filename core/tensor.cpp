@@ -1,6 +1,5 @@
 #include "core/tensor.h"
 
-#include <cstring>
 #include <string>
 
 #include "base/error.h"
