@@ -9,8 +9,8 @@
 #include <cstring>
 #include <vector>
 
-#include "base/error.h"
 #include "core/checkpoint_h5.h"
+#include "base/error.h"
 
 namespace strata {
 namespace fs = std::filesystem;

@@ -11,9 +11,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "base/error.h"
 #include "core/autograd.h"
 #include "core/config/to_yaml.h"
+#include "base/error.h"
 #include "core/modules/dropout.h"
 #include "core/random.h"
 #include "core/schedule/make_schedule.h"
