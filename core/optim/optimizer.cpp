@@ -49,13 +49,18 @@ Tensor& Optimizer::slot(const std::string& name, const std::string& s, const Ten
   if (created) *created = it == state_.end();
   if (it == state_.end())
     it = state_.emplace(key, Tensor::zeros(param.shape(), DType::f32, param.device())).first;
+  else if (it->second.device() != param.device())  // the model moved after the state was made
+    it->second.to_(param.device());
   return it->second;
 }
 
 OptimizerState Optimizer::state() const {
   OptimizerState s;
   s.step = step_;
-  for (auto& [k, t] : state_) s.tensors.emplace(k, t.to(Device::cpu).clone());
+  for (auto& [k, t] : state_) {
+    Tensor host = t.to(Device::cpu);  // a copy already unless t is on the host
+    s.tensors.emplace(k, host.same(t) ? t.clone() : host);
+  }
   export_state(s.tensors);
   return s;
 }

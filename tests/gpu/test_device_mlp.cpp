@@ -3,7 +3,8 @@
 // with Module::to(cuda); forward, cross-entropy, backward and an SGD momentum step
 // on each; the loss, gradients and updated weights must agree within float
 // tolerance. Also: a tensor's round trip through the device, and host access to
-// a device tensor throwing. SKIPPED with the reason when there is no device.
+// a device tensor throwing; optimizer state following a model moved after its
+// first step. SKIPPED with the reason when there is no device.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -85,4 +86,32 @@ TEST(CudaCore, MlpStepOnCudaMatchesTheCpu) {
     for (size_t i = 0; i < pc.size(); ++i)
       expect_close(pg[i].second.to_float_vector(), pc[i].second.to_float_vector(), pc[i].first.c_str());
   }
+}
+
+TEST(CudaCore, OptimizerStateFollowsAModelMovedAfterItsFirstStep) {
+  auto st = cuda::device_status();
+  if (st.device_count == 0) GTEST_SKIP() << st.reason;
+  auto stay = mlp(5), moved = mlp(5);
+  Generator g(6);
+  Tensor x = Tensor::normal({4, 8}, 0.0, 1.0, g);
+  Tensor labels = Tensor::from_vector_i64({1, 0, 3, 2}, {4});
+  SGDOptions so;
+  so.lr = 0.05;
+  so.momentum = 0.9;
+  SGD a(stay->named_parameters(), so), b(moved->named_parameters(), so);
+  for (int step = 0; step < 3; ++step) {
+    if (step == 1) moved->to(Device::cuda);  // momentum buffers exist on the host by now
+    const Device d = moved->device();
+    a.zero_grad();
+    b.zero_grad();
+    cross_entropy((*stay)(x), labels).backward();
+    cross_entropy((*moved)(x.to(d)), labels.to(d)).backward();
+    a.step();
+    b.step();
+  }
+  for (auto& [n, t] : b.state().tensors)
+    EXPECT_EQ(t.device(), Device::cpu) << n << ": state() is a host copy";
+  auto pa = stay->named_parameters(), pb = moved->named_parameters();
+  for (size_t i = 0; i < pa.size(); ++i)
+    expect_close(pb[i].second.to_float_vector(), pa[i].second.to_float_vector(), pa[i].first.c_str());
 }
