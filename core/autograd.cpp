@@ -4,7 +4,7 @@
 #include <unordered_set>
 
 #include "base/error.h"
-#include "kernels/parallel.h"
+#include "kernels/device_ops.h"
 
 namespace strata {
 
@@ -31,18 +31,12 @@ void record(Tensor& out, std::shared_ptr<Node> node) {
 
 void accumulate_into(Tensor& a, const Tensor& b) {
   if (a.numel() != b.numel()) throw ShapeError("gradient accumulation: " + a.str() + " += " + b.str());
-  Tensor bb = b.dtype() == a.dtype() ? b.contiguous() : b.to(a.dtype());
-  if (a.dtype() == DType::f32) {
-    float* pa = a.data<float>();
-    const float* pb = bb.data<float>();
-    parallel_for(a.numel(), 1 << 16, [&](int64_t s, int64_t e) {
-      for (int64_t i = s; i < e; ++i) pa[i] += pb[i];
-    });
-    return;
-  }
-  auto va = a.to_float_vector(), vb = bb.to_float_vector();
-  for (size_t i = 0; i < va.size(); ++i) va[i] += vb[i];
-  a.copy_(Tensor::from_vector(va, a.shape()));
+  if (a.device() != b.device())
+    throw Error("gradient accumulation: " + a.str() + " on " + device_name(a.device()) + " += " + b.str() +
+                " on " + device_name(b.device()));
+  if (!a.is_contiguous()) throw Error("gradient accumulation into " + a.str() + ", which is not contiguous");
+  // a += b in FP32 arithmetic on the device, b read in its own dtype
+  dev::axpy(1.0, b.contiguous().view(), a.view());
 }
 
 void run_backward(const Tensor& root, const Tensor& grad_in) {
@@ -53,7 +47,7 @@ void run_backward(const Tensor& root, const Tensor& grad_in) {
   if (!grad.defined()) {
     if (root.numel() != 1)
       throw Error("backward() without a gradient needs a single-element tensor, got " + root.str());
-    grad = Tensor::ones(root.shape(), root.dtype());
+    grad = Tensor::ones(root.shape(), root.dtype(), root.device());
   }
   if (!root.grad_fn()) {  // a leaf: its gradient is the seed
     Tensor r = root;

@@ -51,10 +51,12 @@ struct Writer {
   void tensor(hid_t g, const std::string& where, const std::string& name, const Tensor& t) {
     if (!t.defined())
       throw IoError("checkpoint '" + path.string() + "': " + where + "/" + name + " is an undefined tensor");
-    // FP32 (lower-precision floats widen losslessly); integer tensors as int64.
+    // FP32 (lower-precision floats widen losslessly); integer tensors as int64;
+    // device tensors are converted where they are, then copied to the host.
     bool integer = t.dtype() == DType::i32 || t.dtype() == DType::i64 || t.dtype() == DType::u8;
     Tensor c = integer ? (t.dtype() == DType::i64 ? t.contiguous() : t.to(DType::i64))
                        : (t.dtype() == DType::f32 ? t.contiguous() : t.to(DType::f32));
+    c = c.to(Device::cpu);
     if (integer)
       dataset(g, where, name, H5T_STD_I64LE, H5T_NATIVE_INT64, c.shape(), c.raw_data());
     else

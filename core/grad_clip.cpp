@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "kernels/device_ops.h"
 
 namespace strata {
 namespace {
@@ -17,34 +18,41 @@ Tensor f32_grad(const Tensor& p) {
   }
   return g;
 }
-}  // namespace
 
-double grad_norm(const std::vector<Tensor>& params) {
-  double sum = 0.0;
+// The FP32 gradients of `params` that exist.
+std::vector<Tensor> f32_grads(const std::vector<Tensor>& params) {
+  std::vector<Tensor> out;
+  out.reserve(params.size());
   for (const Tensor& p : params) {
     Tensor g = f32_grad(p);
-    if (!g.defined()) continue;
-    const float* d = g.data<float>();
-    for (int64_t i = 0, n = g.numel(); i < n; ++i)
-      sum += static_cast<double>(d[i]) * static_cast<double>(d[i]);
+    if (g.defined()) out.push_back(g);
   }
-  return std::sqrt(sum);
+  return out;
 }
+
+// Sum of squares of every gradient into one scalar on their device, one read.
+double norm_of(const std::vector<Tensor>& grads) {
+  if (grads.empty()) return 0.0;
+  std::vector<TensorView> views;
+  views.reserve(grads.size());
+  for (const Tensor& g : grads) views.push_back(g.view());
+  Tensor sum = Tensor::zeros({}, DType::f32, grads.front().device());
+  dev::sum_of_squares(views.data(), views.size(), sum.view());
+  return std::sqrt(sum.item());
+}
+}  // namespace
+
+double grad_norm(const std::vector<Tensor>& params) { return norm_of(f32_grads(params)); }
 
 double clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
   if (!(max_norm > 0.0))
     throw ConfigError("clip_grad_norm: max_norm must be > 0, got " + std::to_string(max_norm));
-  double norm = grad_norm(params);
+  std::vector<Tensor> grads = f32_grads(params);
+  double norm = norm_of(grads);
   if (!std::isfinite(norm)) return norm;
   double coef = max_norm / (norm + 1e-6);
   if (coef >= 1.0) return norm;
-  const float c = static_cast<float>(coef);
-  for (const Tensor& p : params) {
-    Tensor g = p.grad();
-    if (!g.defined()) continue;
-    float* d = g.data<float>();
-    for (int64_t i = 0, n = g.numel(); i < n; ++i) d[i] *= c;
-  }
+  for (const Tensor& g : grads) dev::scale(g.view(), coef);  // applied as a float, as before
   return norm;
 }
 

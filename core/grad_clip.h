@@ -1,5 +1,6 @@
 // Gradient clipping by global L2 norm (PyTorch clip_grad_norm_): the norm of all
-// parameter gradients taken together, accumulated in double. When it exceeds
+// parameter gradients taken together, accumulated in double on the gradients'
+// device into one f32 scalar (read once). When it exceeds
 // max_norm every gradient is multiplied by max_norm / (norm + 1e-6). A non-finite
 // norm leaves the gradients alone (the loss scaler skips such a step). Call it
 // after LossScaler::unscale().

@@ -2,10 +2,10 @@
 
 #include <cmath>
 
-#include "core/autograd.h"
 #include "base/error.h"
+#include "core/autograd.h"
 #include "core/ops.h"
-#include "kernels/scalar_math.h"
+#include "kernels/device_ops.h"
 
 namespace strata {
 
@@ -35,23 +35,31 @@ bool LossScaler::unscale(const std::vector<Tensor>& params) {
   unscaled_ = true;
   // As GradScaler: the reciprocal in double, applied in float (exact for powers of two).
   const float inv = static_cast<float>(1.0 / scale_);
-  bool finite = true;
+  std::vector<TensorView> grads;
+  grads.reserve(params.size());
   for (const Tensor& p : params) {
     Tensor g = p.grad();
     if (!g.defined()) continue;
+    // unscaled values can be far below a half's range: keep them in FP32
     if (g.dtype() != DType::f32 || !g.is_contiguous()) {
       g = g.to(DType::f32).contiguous();
       Tensor handle = p;  // a handle sharing p's TensorImpl
       handle.set_grad(g);
     }
-    float* d = g.data<float>();
-    const int64_t n = g.numel();
-    bool ok = true;
-    for (int64_t i = 0; i < n; ++i) ok &= math::unscale(d[i], inv);
-    finite &= ok;
+    grads.push_back(g.view());
   }
-  found_inf_ = !finite;
-  return finite;
+  if (grads.empty()) {
+    found_inf_ = false;
+    return true;
+  }
+  // one f32 flag on the gradients' device, raised by any inf or NaN, read once
+  const Device d = grads.front().device;
+  if (!found_inf_flag_.defined() || found_inf_flag_.device() != d)
+    found_inf_flag_ = Tensor::empty({}, DType::f32, d);
+  found_inf_flag_.fill_(0.0);
+  dev::unscale_found_inf(grads.data(), grads.size(), inv, found_inf_flag_.view());
+  found_inf_ = found_inf_flag_.item() != 0.0;
+  return !found_inf_;
 }
 
 bool LossScaler::unscale(const NamedTensors& params) {

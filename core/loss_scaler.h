@@ -7,6 +7,8 @@
 //   scaler.update();                   // inf/NaN: scale *= backoff; growth_interval clean steps: scale *=
 //   growth
 // Disabled (fp32, bf16): scale 1, unscale does nothing and the step always runs.
+// The unscale and finite check run on the gradients' device into one f32 flag,
+// which is the step's only read back to the host.
 // Under data parallelism the gradients are allreduced before unscale(), so every
 // rank sees the same inf/NaN and takes the same decision.
 #pragma once
@@ -73,6 +75,7 @@ class LossScaler {
   int64_t growth_tracker_ = 0;
   bool unscaled_ = false;
   bool found_inf_ = false;
+  Tensor found_inf_flag_;  // f32 scalar on the gradients' device, reused every step
 };
 
 }  // namespace strata

@@ -12,7 +12,7 @@ void Module::check_name(const std::string& name) const {
       if (n == name) return true;
     return false;
   };
-  if (taken(params_) || taken(buffers_) || taken(children_))
+  if (taken(params_) || taken(buffers_) || taken(transient_buffers_) || taken(children_))
     throw Error(type_name() + ": member name '" + name + "' is already registered");
 }
 
@@ -28,10 +28,10 @@ Tensor Module::register_parameter(const std::string& name, Tensor t) {
   return t;
 }
 
-Tensor Module::register_buffer(const std::string& name, Tensor t) {
+Tensor Module::register_buffer(const std::string& name, Tensor t, bool persistent) {
   check_name(name);
   if (!t.defined()) throw Error(type_name() + ": buffer '" + name + "' is undefined");
-  buffers_.emplace_back(name, t);
+  (persistent ? buffers_ : transient_buffers_).emplace_back(name, t);
   return t;
 }
 
@@ -74,6 +74,18 @@ int64_t Module::num_parameters() const {
 void Module::train(bool on) {
   training_ = on;
   for (auto& [_, c] : children_) c->train(on);
+}
+
+void Module::to(Device device) {
+  for (auto* list : {&params_, &buffers_, &transient_buffers_})
+    for (auto& [_, t] : *list) t.to_(device);
+  for (auto& [_, c] : children_) c->to(device);
+}
+
+Device Module::device() const {
+  for (const NamedTensors& list : {named_parameters(), named_buffers()})
+    if (!list.empty()) return list.front().second.device();
+  return Device::cpu;
 }
 
 void Module::zero_grad() {

@@ -2,6 +2,8 @@
 // leaf tensors that take gradients), named buffers (state that is saved but not
 // trained, e.g. BatchNorm running statistics) and named child modules. Names are
 // dotted paths through the children ("features.1.running_mean"), as PyTorch's.
+// A module lives on one device: to(Device) moves every parameter and buffer in
+// place, so handles held elsewhere (an optimizer's parameter list) stay valid.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -41,10 +43,19 @@ class Module {
 
   void zero_grad();  // drops every parameter's gradient
 
+  // Moves every parameter (with its gradient) and buffer, persistent or not, to
+  // `device`, recursively; each tensor keeps its TensorImpl (Tensor::to_).
+  void to(Device device);
+  // The device of the first parameter or buffer (cpu for a module with none).
+  Device device() const;
+
  protected:
   // Registers `t` (made an FP32 leaf with requires_grad) and returns the handle.
   Tensor register_parameter(const std::string& name, Tensor t);
-  Tensor register_buffer(const std::string& name, Tensor t);
+  // A buffer is state that takes no gradient. Persistent buffers are listed by
+  // named_buffers() (saved in checkpoints, synchronised across ranks);
+  // non-persistent ones (constants such as a zero bias) only move with to().
+  Tensor register_buffer(const std::string& name, Tensor t, bool persistent = true);
   template <typename M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> m) {
     add_child(name, m);
@@ -56,7 +67,7 @@ class Module {
   void check_name(const std::string& name) const;
   void collect(const std::string& prefix, bool params, NamedTensors& out) const;
 
-  NamedTensors params_, buffers_;
+  NamedTensors params_, buffers_, transient_buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   bool training_ = true;
 };

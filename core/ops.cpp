@@ -1,7 +1,9 @@
 #include "core/ops.h"
 
-#include "core/autograd.h"
+#include <string>
+
 #include "base/error.h"
+#include "core/autograd.h"
 #include "kernels/backends.h"
 
 namespace strata {
@@ -21,7 +23,7 @@ class OpNode : public Node {
     std::vector<Tensor> grads(inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!needs_grad[i]) continue;
-      grads[i] = Tensor::empty(inputs[i].shape(), inputs[i].dtype());
+      grads[i] = Tensor::empty(inputs[i].shape(), inputs[i].dtype(), inputs[i].device());
       gin[i] = grads[i].view();
     }
     Tensor g =
@@ -58,6 +60,21 @@ std::pair<Tensor, Tensor> promote(const Tensor& a, const Tensor& b) {
   return {cast(a, DType::f32), cast(b, DType::f32)};
 }
 
+// Every input on one device, checked before anything is allocated or dispatched.
+Device common_device(const OpInfo& info, const std::vector<Tensor>& inputs) {
+  const Device d = inputs[0].device();
+  bool mixed = false;
+  for (const Tensor& t : inputs) mixed |= t.device() != d;
+  if (!mixed) return d;
+  std::string msg = std::string(info.name) + ": inputs on different devices:";
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
+    msg += (i ? ", " : " ") + (t.name().empty() ? "input " + std::to_string(i) : "'" + t.name() + "'") + " " +
+           shape_str(t.shape()) + " " + dtype_name(t.dtype()) + " on " + device_name(t.device());
+  }
+  throw Error(msg + " (move them with Tensor::to or Module::to)");
+}
+
 }  // namespace
 
 std::vector<Tensor> run_op(Op op, const std::vector<Tensor>& inputs_in, const OpAttrs& attrs) {
@@ -65,11 +82,13 @@ std::vector<Tensor> run_op(Op op, const std::vector<Tensor>& inputs_in, const Op
   if (static_cast<int>(inputs_in.size()) != info.inputs)
     throw Error(std::string(info.name) + ": expected " + std::to_string(info.inputs) + " inputs, got " +
                 std::to_string(inputs_in.size()));
+  for (size_t i = 0; i < inputs_in.size(); ++i)
+    if (!inputs_in[i].defined())
+      throw Error(std::string(info.name) + ": input " + std::to_string(i) + " is undefined");
+  const Device device = inputs_in.empty() ? Device::cpu : common_device(info, inputs_in);
   std::vector<Tensor> inputs;
   std::vector<OutputSpec> specs;
   for (size_t i = 0; i < inputs_in.size(); ++i) {
-    if (!inputs_in[i].defined())
-      throw Error(std::string(info.name) + ": input " + std::to_string(i) + " is undefined");
     inputs.push_back(inputs_in[i].contiguous());
     specs.push_back({inputs.back().shape(), inputs.back().dtype()});
   }
@@ -78,7 +97,7 @@ std::vector<Tensor> run_op(Op op, const std::vector<Tensor>& inputs_in, const Op
   std::vector<TensorView> in_views, out_views;
   for (auto& t : inputs) in_views.push_back(t.view());
   for (auto& s : out_specs) {
-    outputs.push_back(Tensor::empty(s.shape, s.dtype));
+    outputs.push_back(Tensor::empty(s.shape, s.dtype, device));
     out_views.push_back(outputs.back().view());
   }
   kernel_forward(op, attrs, in_views.data(), out_views.data());
@@ -117,7 +136,7 @@ Tensor relu(const Tensor& x) { return op1(Op::relu, {x}); }
 Tensor gelu(const Tensor& x) { return op1(Op::gelu, {x}); }
 Tensor tanh(const Tensor& x) { return op1(Op::tanh, {x}); }
 Tensor sigmoid(const Tensor& x) { return op1(Op::sigmoid, {x}); }
-Tensor scale(const Tensor& x, double s) { return mul(x, Tensor::scalar(s, x.dtype())); }
+Tensor scale(const Tensor& x, double s) { return mul(x, Tensor::scalar(s, x.dtype(), x.device())); }
 
 Tensor sum(const Tensor& x, std::vector<int64_t> axes, bool keepdim) {
   OpAttrs a;

@@ -1,19 +1,29 @@
 #include "core/storage.h"
 
-#include <cstdlib>
-#include <cstring>
-#include <new>
+#include <utility>
 
 namespace strata {
 
-Storage::Storage(size_t bytes) : bytes_(bytes) {
-  size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  if (rounded == 0) rounded = kAlignment;
-  data_ = std::aligned_alloc(kAlignment, rounded);
-  if (!data_) throw std::bad_alloc();
-  std::memset(data_, 0, rounded);
+Storage::Storage(size_t bytes, Device device) : Storage(bytes, allocator_for(device)) {}
+
+Storage::Storage(size_t bytes, Allocator& allocator)
+    : data_(allocator.allocate(bytes)), bytes_(bytes), device_(allocator.device()), allocator_(&allocator) {}
+
+std::shared_ptr<Storage> Storage::wrap(void* data, size_t bytes, Device device,
+                                       std::function<void()> release) {
+  std::shared_ptr<Storage> s(new Storage());
+  s->data_ = data;
+  s->bytes_ = bytes;
+  s->device_ = device;
+  s->release_ = std::move(release);
+  return s;
 }
 
-Storage::~Storage() { std::free(data_); }
+Storage::~Storage() {
+  if (allocator_)
+    allocator_->deallocate(data_, bytes_);
+  else if (release_)
+    release_();
+}
 
 }  // namespace strata

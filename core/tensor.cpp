@@ -1,12 +1,11 @@
 #include "core/tensor.h"
 
-#include <cstring>
-#include <sstream>
+#include <string>
 
-#include "core/autograd.h"
 #include "base/error.h"
+#include "core/autograd.h"
 #include "core/random.h"
-#include "kernels/half.h"
+#include "kernels/device_ops.h"
 
 namespace strata {
 
@@ -27,115 +26,86 @@ void check_shape(const Shape& shape) {
     if (d < 0) throw ShapeError("tensor shape " + shape_str(shape) + " has a negative dimension");
 }
 
-double load(const void* p, DType t, int64_t i) {
-  switch (t) {
-    case DType::f32:
-      return static_cast<const float*>(p)[i];
-    case DType::f16:
-      return f16_bits_to_float(static_cast<const uint16_t*>(p)[i]);
-    case DType::bf16:
-      return bf16_bits_to_float(static_cast<const uint16_t*>(p)[i]);
-    case DType::i32:
-      return static_cast<const int32_t*>(p)[i];
-    case DType::i64:
-      return static_cast<double>(static_cast<const int64_t*>(p)[i]);
-    case DType::u8:
-      return static_cast<const uint8_t*>(p)[i];
-    case DType::f64:
-      return static_cast<const double*>(p)[i];
-  }
-  return 0;
-}
-
-void store(void* p, DType t, int64_t i, double v) {
-  switch (t) {
-    case DType::f32:
-      static_cast<float*>(p)[i] = static_cast<float>(v);
-      break;
-    case DType::f16:
-      static_cast<uint16_t*>(p)[i] = float_to_f16_bits(static_cast<float>(v));
-      break;
-    case DType::bf16:
-      static_cast<uint16_t*>(p)[i] = float_to_bf16_bits(static_cast<float>(v));
-      break;
-    case DType::i32:
-      static_cast<int32_t*>(p)[i] = static_cast<int32_t>(v);
-      break;
-    case DType::i64:
-      static_cast<int64_t*>(p)[i] = static_cast<int64_t>(v);
-      break;
-    case DType::u8:
-      static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v);
-      break;
-    case DType::f64:
-      static_cast<double*>(p)[i] = v;
-      break;
-  }
-}
-
-// Converts n contiguous elements between dtypes (fast paths for the float types).
-void convert(const void* src, DType st, void* dst, DType dt, int64_t n) {
-  size_t un = static_cast<size_t>(n);
-  if (st == dt) {
-    std::memcpy(dst, src, un * dtype_size(st));
-    return;
-  }
-  auto* s16 = static_cast<const uint16_t*>(src);
-  auto* d16 = static_cast<uint16_t*>(dst);
-  if (st == DType::f16 && dt == DType::f32) return f16_to_f32(s16, static_cast<float*>(dst), un);
-  if (st == DType::bf16 && dt == DType::f32) return bf16_to_f32(s16, static_cast<float*>(dst), un);
-  if (st == DType::f32 && dt == DType::f16) return f32_to_f16(static_cast<const float*>(src), d16, un);
-  if (st == DType::f32 && dt == DType::bf16) return f32_to_bf16(static_cast<const float*>(src), d16, un);
-  for (int64_t i = 0; i < n; ++i) store(dst, dt, i, load(src, st, i));
+// A host view over a std::vector's bytes (destination of reads to the host).
+template <typename T>
+TensorView host_view(std::vector<T>& v, DType dt) {
+  return TensorView{v.data(), dt, Shape{static_cast<int64_t>(v.size())}};
 }
 
 }  // namespace
 
-Tensor Tensor::empty(const Shape& shape, DType dtype) {
+Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   check_shape(shape);
   Tensor t;
   t.impl_ = std::make_shared<TensorImpl>();
-  t.impl_->storage = std::make_shared<Storage>(static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype));
+  t.impl_->storage =
+      std::make_shared<Storage>(static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype), device);
   t.impl_->dtype = dtype;
   t.impl_->shape = shape;
   t.impl_->strides = contiguous_strides(shape);
   return t;
 }
 
-Tensor Tensor::full(const Shape& shape, double value, DType dtype) {
-  Tensor t = empty(shape, dtype);
+Tensor Tensor::full(const Shape& shape, double value, DType dtype, Device device) {
+  Tensor t = empty(shape, dtype, device);
   t.fill_(value);
   return t;
 }
 
-Tensor Tensor::from_vector(const std::vector<float>& values, const Shape& shape, DType dtype) {
+Tensor Tensor::from_vector(const std::vector<float>& values, const Shape& shape, DType dtype, Device device) {
   if (static_cast<int64_t>(values.size()) != shape_numel(shape))
     throw ShapeError("from_vector: " + std::to_string(values.size()) + " values for shape " +
                      shape_str(shape));
   Tensor t = empty(shape, dtype);
-  convert(values.data(), DType::f32, t.raw_data(), dtype, t.numel());
-  return t;
+  dev::convert(TensorView{const_cast<float*>(values.data()), DType::f32, shape}, t.view());
+  return t.to(device);
 }
 
-Tensor Tensor::from_vector_i64(const std::vector<int64_t>& values, const Shape& shape) {
+Tensor Tensor::from_vector_i64(const std::vector<int64_t>& values, const Shape& shape, Device device) {
   if (static_cast<int64_t>(values.size()) != shape_numel(shape))
     throw ShapeError("from_vector_i64: " + std::to_string(values.size()) + " values for shape " +
                      shape_str(shape));
-  Tensor t = empty(shape, DType::i64);
-  std::memcpy(t.raw_data(), values.data(), values.size() * sizeof(int64_t));
+  Tensor t = empty(shape, DType::i64, device);
+  dev::copy(TensorView{const_cast<int64_t*>(values.data()), DType::i64, shape}, t.view());
   return t;
 }
 
-Tensor Tensor::uniform(const Shape& shape, double lo, double hi, Generator& gen, DType dtype) {
-  Tensor t = empty(shape, dtype);
-  for (int64_t i = 0; i < t.numel(); ++i) store(t.raw_data(), dtype, i, gen.uniform(lo, hi));
+Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, const Shape& shape, DType dtype,
+                            int64_t offset) {
+  check_shape(shape);
+  if (!storage) throw Error("from_storage: null storage");
+  const size_t need = static_cast<size_t>(offset + shape_numel(shape)) * dtype_size(dtype);
+  if (offset < 0 || need > storage->bytes())
+    throw ShapeError("from_storage: " + std::string(dtype_name(dtype)) + " " + shape_str(shape) +
+                     " at offset " + std::to_string(offset) + " needs " + std::to_string(need) +
+                     " bytes, the storage holds " + std::to_string(storage->bytes()));
+  Tensor t;
+  t.impl_ = std::make_shared<TensorImpl>();
+  t.impl_->storage = std::move(storage);
+  t.impl_->offset = offset;
+  t.impl_->dtype = dtype;
+  t.impl_->shape = shape;
+  t.impl_->strides = contiguous_strides(shape);
   return t;
 }
 
-Tensor Tensor::normal(const Shape& shape, double mean, double stddev, Generator& gen, DType dtype) {
+Tensor Tensor::uniform(const Shape& shape, double lo, double hi, Generator& gen, DType dtype, Device device) {
+  check_shape(shape);
+  std::vector<double> v(static_cast<size_t>(shape_numel(shape)));
+  for (double& x : v) x = gen.uniform(lo, hi);
   Tensor t = empty(shape, dtype);
-  for (int64_t i = 0; i < t.numel(); ++i) store(t.raw_data(), dtype, i, gen.normal(mean, stddev));
-  return t;
+  dev::convert(host_view(v, DType::f64), t.view());
+  return t.to(device);
+}
+
+Tensor Tensor::normal(const Shape& shape, double mean, double stddev, Generator& gen, DType dtype,
+                      Device device) {
+  check_shape(shape);
+  std::vector<double> v(static_cast<size_t>(shape_numel(shape)));
+  for (double& x : v) x = gen.normal(mean, stddev);
+  Tensor t = empty(shape, dtype);
+  dev::convert(host_view(v, DType::f64), t.view());
+  return t.to(device);
 }
 
 const Shape& Tensor::shape() const { return impl_->shape; }
@@ -158,58 +128,76 @@ std::string Tensor::str() const {
   return std::string("Tensor[") + dtype_name(dtype()) + ", " + shape_str(shape()) + "]";
 }
 
-void* Tensor::raw_data() {
+Device Tensor::device() const { return impl_->storage->device(); }
+
+void* Tensor::device_data() const {
   return static_cast<char*>(impl_->storage->data()) +
          impl_->offset * static_cast<int64_t>(dtype_size(impl_->dtype));
 }
+
+namespace {
+[[noreturn]] void host_access_on_device(const Tensor& t, const char* what) {
+  std::string n = t.name().empty() ? std::string() : " '" + t.name() + "'";
+  throw Error(std::string(what) + " on " + t.str() + n + ", which lives on " + device_name(t.device()) +
+              ": host code cannot read device memory; use view() or .to(Device::cpu)");
+}
+}  // namespace
+
+void* Tensor::raw_data() {
+  if (device() != Device::cpu) host_access_on_device(*this, "raw_data()/data<T>()");
+  return device_data();
+}
 const void* Tensor::raw_data() const {
-  return static_cast<const char*>(impl_->storage->data()) +
-         impl_->offset * static_cast<int64_t>(dtype_size(impl_->dtype));
+  if (device() != Device::cpu) host_access_on_device(*this, "raw_data()/data<T>()");
+  return device_data();
 }
 
 std::shared_ptr<Storage> Tensor::storage() const { return impl_->storage; }
 
 TensorView Tensor::view() const {
   if (!is_contiguous()) throw Error("Tensor::view: " + str() + " is not contiguous");
-  return TensorView{const_cast<void*>(raw_data()), dtype(), shape()};
+  return TensorView{device_data(), dtype(), shape(), device()};
 }
 
 Tensor Tensor::contiguous() const {
   if (is_contiguous()) return *this;
-  Tensor out = empty(shape(), dtype());
-  int64_t n = numel();
-  size_t es = dtype_size(dtype());
-  auto* src = static_cast<const char*>(raw_data());
-  auto* dst = static_cast<char*>(out.raw_data());
-  const auto& sh = shape();
-  const auto& st = strides();
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t rem = i, off = 0;
-    for (size_t d = sh.size(); d-- > 0;) {
-      off += (rem % sh[d]) * st[d];
-      rem /= sh[d];
-    }
-    std::memcpy(dst + i * static_cast<int64_t>(es), src + off * static_cast<int64_t>(es), es);
-  }
+  Tensor out = empty(shape(), dtype(), device());
+  dev::strided_copy(TensorView{device_data(), dtype(), shape(), device()}, strides(), out.view());
   return out;
 }
 
 Tensor Tensor::clone() const {
   Tensor c = contiguous();
-  if (c.same(*this)) {
-    Tensor out = empty(shape(), dtype());
-    std::memcpy(out.raw_data(), raw_data(), static_cast<size_t>(numel()) * dtype_size(dtype()));
-    return out;
-  }
-  return c;
+  if (!c.same(*this)) return c;
+  Tensor out = empty(shape(), dtype(), device());
+  dev::copy(view(), out.view());
+  return out;
 }
 
 Tensor Tensor::to(DType dt) const {
+  if (dt == dtype()) return clone();
   Tensor src = contiguous();
-  if (dt == dtype()) return src.clone();
-  Tensor out = empty(shape(), dt);
-  convert(src.raw_data(), dtype(), out.raw_data(), dt, numel());
+  Tensor out = empty(shape(), dt, device());
+  dev::convert(src.view(), out.view());
   return out;
+}
+
+Tensor Tensor::to(Device d) const {
+  if (d == device()) return *this;
+  Tensor src = contiguous();
+  Tensor out = empty(shape(), dtype(), d);
+  dev::copy(src.view(), out.view());
+  out.impl_->name = impl_->name;
+  return out;
+}
+
+void Tensor::to_(Device d) {
+  if (d == device()) return;
+  Tensor moved = to(d);
+  impl_->storage = moved.impl_->storage;
+  impl_->offset = 0;
+  impl_->strides = contiguous_strides(impl_->shape);
+  if (impl_->grad.defined()) impl_->grad = impl_->grad.to(d);
 }
 
 void Tensor::copy_(const Tensor& src) {
@@ -217,38 +205,43 @@ void Tensor::copy_(const Tensor& src) {
     throw ShapeError("copy_: source " + src.str() + " into " + str() + ": element counts differ");
   if (!is_contiguous()) throw Error("copy_: destination " + str() + " is not contiguous");
   Tensor s = src.contiguous();
-  convert(s.raw_data(), s.dtype(), raw_data(), dtype(), numel());
+  TensorView to = view();
+  if (s.device() == device()) return dev::convert(s.view(), to);
+  // across devices: convert where the source is, then move the bytes
+  if (s.dtype() != dtype()) s = s.to(dtype());
+  dev::copy(s.view(), to);
 }
 
-void Tensor::fill_(double value) {
-  int64_t n = numel();
-  if (dtype() == DType::f32) {
-    float v = static_cast<float>(value);
-    float* p = data<float>();
-    for (int64_t i = 0; i < n; ++i) p[i] = v;
-    return;
-  }
-  for (int64_t i = 0; i < n; ++i) store(raw_data(), dtype(), i, value);
-}
+void Tensor::fill_(double value) { dev::fill(view(), value); }
 
 std::vector<float> Tensor::to_float_vector() const {
-  Tensor c = contiguous();
+  Tensor c = contiguous().to(Device::cpu);
   std::vector<float> v(static_cast<size_t>(numel()));
-  convert(c.raw_data(), dtype(), v.data(), DType::f32, numel());
+  dev::convert(c.view(), host_view(v, DType::f32));
   return v;
 }
 
 std::vector<int64_t> Tensor::to_i64_vector() const {
-  Tensor c = contiguous();
+  Tensor c = contiguous().to(Device::cpu);
   std::vector<int64_t> v(static_cast<size_t>(numel()));
-  for (int64_t i = 0; i < numel(); ++i)
-    v[static_cast<size_t>(i)] = static_cast<int64_t>(load(c.raw_data(), dtype(), i));
+  dev::convert(c.view(), host_view(v, DType::i64));
   return v;
 }
 
 double Tensor::item() const {
   if (numel() != 1) throw ShapeError("item() of " + str() + ": needs exactly one element");
-  return load(raw_data(), dtype(), 0);
+  TensorView one{device_data(), dtype(), Shape{}, device()};
+  double v = 0.0;
+  TensorView out{&v, DType::f64, Shape{}};
+  if (device() == Device::cpu) {
+    dev::convert(one, out);
+  } else {
+    alignas(8) unsigned char raw[8];
+    TensorView staged{raw, dtype(), Shape{}};
+    dev::copy(one, staged);
+    dev::convert(staged, out);
+  }
+  return v;
 }
 
 Tensor Tensor::view_as_shape(const Shape& s) const {

@@ -26,7 +26,8 @@ Conv2d::Conv2d(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t 
     init::uniform_(b, g, -bound, bound);
     bias_ = register_parameter("bias", b);
   } else {
-    zero_bias_ = Tensor::zeros({out});
+    zero_bias_ = register_buffer("zero_bias", Tensor::zeros({out}),
+                                 /*persistent=*/false);  // the op takes a bias; this one takes no gradient
   }
 }
 

@@ -23,7 +23,8 @@ Linear::Linear(int64_t in, int64_t out, bool bias, Generator* gen) : in_(in), ou
     init::uniform_(b, g, -bound, bound);
     bias_ = register_parameter("bias", b);
   } else {
-    zero_bias_ = Tensor::zeros({out});  // the op takes a bias; this one takes no gradient
+    zero_bias_ = register_buffer("zero_bias", Tensor::zeros({out}),
+                                 /*persistent=*/false);  // the op takes a bias; this one takes no gradient
   }
 }
 

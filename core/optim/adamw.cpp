@@ -3,8 +3,7 @@
 #include <cmath>
 
 #include "base/error.h"
-#include "kernels/parallel.h"
-#include "kernels/scalar_math.h"
+#include "kernels/device_ops.h"
 
 namespace strata {
 
@@ -17,27 +16,44 @@ AdamW::AdamW(NamedTensors params, const AdamWOptions& opt) : Optimizer(std::move
     throw Error("AdamW: weight_decay must be >= 0, got " + std::to_string(opt.weight_decay));
 }
 
-void AdamW::update(const std::string& name, Tensor& param, const Tensor& grad) {
-  // per-parameter step count, kept as an FP32 scalar as PyTorch does
-  auto it = state_.find(name + ".step");
-  if (it == state_.end()) it = state_.emplace(name + ".step", Tensor::scalar(0.0)).first;
-  double t = it->second.item() + 1.0;
-  it->second.fill_(t);
+void AdamW::update(const std::vector<Entry>& entries) {
+  // Parameters grouped by their own step count t (equal for all unless some
+  // skipped steps for lack of a gradient): one multi-tensor step per group.
+  struct Group {
+    std::vector<TensorView> w, g, m, v;
+  };
+  std::map<int64_t, Group> groups;
+  for (const Entry& e : entries) {
+    auto it = steps_.find(*e.name);
+    if (it == steps_.end()) {  // first use, or after load_state(): one read of the restored count
+      auto saved = state_.find(*e.name + ".step");
+      int64_t t0 = saved == state_.end() ? 0 : static_cast<int64_t>(saved->second.item());
+      it = steps_.emplace(*e.name, t0).first;
+    }
+    Group& grp = groups[++it->second];
+    grp.w.push_back(e.param.view());
+    grp.g.push_back(e.grad.view());
+    grp.m.push_back(slot(*e.name, "exp_avg", e.param).view());
+    grp.v.push_back(slot(*e.name, "exp_avg_sq", e.param).view());
+  }
   // per-step scalars in double, rounded once (as torch.optim.AdamW's Python floats)
   const double lr = this->lr();
-  const float decay = static_cast<float>(1.0 - lr * opt_.weight_decay);
-  const float step_size = static_cast<float>(lr / (1.0 - std::pow(opt_.beta1, t)));
-  const float bc2_sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(opt_.beta2, t)));
-  const float b2 = static_cast<float>(opt_.beta2), omb1 = static_cast<float>(1.0 - opt_.beta1),
-              omb2 = static_cast<float>(1.0 - opt_.beta2), eps = static_cast<float>(opt_.eps);
-  float* w = param.data<float>();
-  const float* g = grad.data<float>();
-  float* m = slot(name, "exp_avg", param).data<float>();
-  float* v = slot(name, "exp_avg_sq", param).data<float>();
-  parallel_for(param.numel(), kOptimizerGrain, [&](int64_t s, int64_t e) {
-    for (int64_t i = s; i < e; ++i)
-      math::adamw_update(w[i], g[i], m[i], v[i], decay, b2, omb1, omb2, eps, step_size, bc2_sqrt);
-  });
+  for (auto& [t, grp] : groups) {
+    const double td = static_cast<double>(t);
+    dev::AdamWStep s;
+    s.decay = static_cast<float>(1.0 - lr * opt_.weight_decay);
+    s.step_size = static_cast<float>(lr / (1.0 - std::pow(opt_.beta1, td)));
+    s.bc2_sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(opt_.beta2, td)));
+    s.beta2 = static_cast<float>(opt_.beta2);
+    s.one_minus_beta1 = static_cast<float>(1.0 - opt_.beta1);
+    s.one_minus_beta2 = static_cast<float>(1.0 - opt_.beta2);
+    s.eps = static_cast<float>(opt_.eps);
+    dev::adamw_step(grp.w.data(), grp.g.data(), grp.m.data(), grp.v.data(), grp.w.size(), s);
+  }
+}
+
+void AdamW::export_state(std::map<std::string, Tensor>& out) const {
+  for (auto& [name, t] : steps_) out[name + ".step"] = Tensor::scalar(static_cast<double>(t));
 }
 
 }  // namespace strata

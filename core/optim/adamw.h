@@ -21,10 +21,15 @@ class AdamW : public Optimizer {
   const AdamWOptions& options() const { return opt_; }
 
  protected:
-  void update(const std::string& name, Tensor& param, const Tensor& grad) override;
+  void update(const std::vector<Entry>& entries) override;
+  void export_state(std::map<std::string, Tensor>& out) const override;
+  void state_loaded() override { steps_.clear(); }
 
  private:
   AdamWOptions opt_;
+  // Per-parameter step counts on the host (exported as "<param>.step" FP32
+  // scalars), so that a step needs no device read to form its bias corrections.
+  std::map<std::string, int64_t> steps_;
 };
 
 }  // namespace strata

@@ -2,8 +2,8 @@
 
 #include <set>
 
-#include "core/autograd.h"
 #include "base/error.h"
+#include "core/autograd.h"
 
 namespace strata {
 
@@ -26,17 +26,17 @@ void Optimizer::set_lr(double lr) {
 void Optimizer::step() {
   NoGradGuard no_grad;
   ++step_;
+  std::vector<Entry> entries;
+  entries.reserve(params_.size());
   for (auto& [n, p] : params_) {
     Tensor g = p.grad();
     if (!g.defined()) continue;
     if (g.numel() != p.numel())
       throw ShapeError("optimizer: gradient " + g.str() + " does not match parameter '" + n + "' " + p.str());
-    if (g.dtype() != DType::f32)
-      g = g.to(DType::f32);
-    else
-      g = g.contiguous();
-    update(n, p, g);
+    if (g.dtype() != DType::f32 && g.dtype() != DType::f16 && g.dtype() != DType::bf16) g = g.to(DType::f32);
+    entries.push_back({&n, p, g.contiguous()});
   }
+  if (!entries.empty()) update(entries);
 }
 
 void Optimizer::zero_grad() {
@@ -47,14 +47,21 @@ Tensor& Optimizer::slot(const std::string& name, const std::string& s, const Ten
   auto key = name + "." + s;
   auto it = state_.find(key);
   if (created) *created = it == state_.end();
-  if (it == state_.end()) it = state_.emplace(key, Tensor::zeros(param.shape(), DType::f32)).first;
+  if (it == state_.end())
+    it = state_.emplace(key, Tensor::zeros(param.shape(), DType::f32, param.device())).first;
+  else if (it->second.device() != param.device())  // the model moved after the state was made
+    it->second.to_(param.device());
   return it->second;
 }
 
 OptimizerState Optimizer::state() const {
   OptimizerState s;
   s.step = step_;
-  for (auto& [k, t] : state_) s.tensors.emplace(k, t.clone());
+  for (auto& [k, t] : state_) {
+    Tensor host = t.to(Device::cpu);  // a copy already unless t is on the host
+    s.tensors.emplace(k, host.same(t) ? t.clone() : host);
+  }
+  export_state(s.tensors);
   return s;
 }
 
@@ -69,13 +76,16 @@ void Optimizer::load_state(const OptimizerState& s) {
     if (t.numel() != p->second->numel() && t.numel() != 1)
       throw ShapeError(type_name() + " load_state: '" + k + "' " + t.str() + " does not fit " +
                        p->second->str());
-    Tensor c =
-        Tensor::empty(t.numel() == 1 && p->second->numel() != 1 ? Shape{} : p->second->shape(), DType::f32);
+    // per-parameter scalars (step counts) stay on the host; slots go beside their parameter
+    const bool scalar = t.numel() == 1 && p->second->numel() != 1;
+    Tensor c = Tensor::empty(scalar ? Shape{} : p->second->shape(), DType::f32,
+                             scalar ? Device::cpu : p->second->device());
     c.copy_(t);
     loaded.emplace(k, c);
   }
   state_ = std::move(loaded);
   step_ = s.step;
+  state_loaded();
 }
 
 }  // namespace strata

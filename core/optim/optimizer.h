@@ -2,6 +2,9 @@
 // learning rate is settable so that a schedule can drive it; the per-parameter
 // state (momentum buffers, Adam moments, per-parameter step counts) is a map of
 // named FP32 tensors "<param>.<slot>" plus a step counter, for checkpoints.
+// Parameters may live on any device; state is allocated beside each parameter,
+// and an update is one multi-tensor device op per group of parameters
+// (kernels/device_ops.h), so a step reads nothing back to the host.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -16,7 +19,7 @@ namespace strata {
 
 struct OptimizerState {
   int64_t step = 0;                       // step() calls so far
-  std::map<std::string, Tensor> tensors;  // "<param>.<slot>" -> FP32 tensor
+  std::map<std::string, Tensor> tensors;  // "<param>.<slot>" -> FP32 tensor (on the host)
 };
 
 class Optimizer {
@@ -36,16 +39,27 @@ class Optimizer {
   const NamedTensors& params() const { return params_; }
   virtual std::string type_name() const = 0;
 
-  // A deep copy of the state; load_state() checks names and shapes and copies in.
+  // A deep host copy of the state; load_state() checks names and shapes and
+  // copies in (onto each parameter's device).
   OptimizerState state() const;
   void load_state(const OptimizerState& s);
 
  protected:
-  // Updates one parameter (n contiguous FP32 elements) with its gradient.
-  virtual void update(const std::string& name, Tensor& param, const Tensor& grad) = 0;
-  // The state tensor `name.slot` shaped like `param`, created zero-filled on first use.
+  // A parameter with its gradient (contiguous; f32, or f16/bf16 read as f32).
+  struct Entry {
+    const std::string* name;
+    Tensor param, grad;
+  };
+  // Updates every parameter of `entries` (those with a gradient this step).
+  virtual void update(const std::vector<Entry>& entries) = 0;
+  // The state tensor `name.slot` shaped like `param` on its device, created
+  // zero-filled on first use.
   Tensor& slot(const std::string& name, const std::string& slot, const Tensor& param,
                bool* created = nullptr);
+  // Adds host-side state (e.g. step counts) to a state() snapshot.
+  virtual void export_state(std::map<std::string, Tensor>&) const {}
+  // Called after load_state() replaced state_.
+  virtual void state_loaded() {}
 
   std::map<std::string, Tensor> state_;
 
@@ -55,7 +69,8 @@ class Optimizer {
   int64_t step_ = 0;
 };
 
-// Elements per task when an update is split over threads.
+// Elements per thread task in the CPU steps (kernels/cpu/device_optim.cpp), so
+// tests can size a parameter to span several tasks.
 constexpr int64_t kOptimizerGrain = 1 << 15;
 
 }  // namespace strata

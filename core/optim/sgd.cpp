@@ -1,8 +1,7 @@
 #include "core/optim/sgd.h"
 
 #include "base/error.h"
-#include "kernels/parallel.h"
-#include "kernels/scalar_math.h"
+#include "kernels/device_ops.h"
 
 namespace strata {
 
@@ -14,19 +13,30 @@ SGD::SGD(NamedTensors params, const SGDOptions& opt) : Optimizer(std::move(param
     throw Error("SGD: Nesterov momentum needs momentum > 0 and zero dampening");
 }
 
-void SGD::update(const std::string& name, Tensor& param, const Tensor& grad) {
-  const float rate = static_cast<float>(this->lr()), mu = static_cast<float>(opt_.momentum),
-              damp = static_cast<float>(opt_.dampening), wd = static_cast<float>(opt_.weight_decay);
-  const bool nesterov = opt_.nesterov;
-  float* w = param.data<float>();
-  const float* g = grad.data<float>();
-  bool first = false;
-  float* buf = mu != 0.0f ? slot(name, "momentum_buffer", param, &first).data<float>() : nullptr;
-  parallel_for(param.numel(), kOptimizerGrain, [&](int64_t s, int64_t e) {
-    float unused = 0.0f;
-    for (int64_t i = s; i < e; ++i)
-      math::sgd_update(w[i], g[i], buf ? buf[i] : unused, rate, mu, damp, wd, nesterov, first);
-  });
+void SGD::update(const std::vector<Entry>& entries) {
+  dev::SgdStep s;
+  s.lr = static_cast<float>(lr());
+  s.momentum = static_cast<float>(opt_.momentum);
+  s.dampening = static_cast<float>(opt_.dampening);
+  s.weight_decay = static_cast<float>(opt_.weight_decay);
+  s.nesterov = opt_.nesterov;
+  // Two groups at most: parameters whose momentum buffer starts as the gradient
+  // this step (their first), and the rest.
+  std::vector<TensorView> w[2], g[2], buf[2];
+  for (const Entry& e : entries) {
+    bool first = false;
+    TensorView b;
+    if (s.momentum != 0.0f) b = slot(*e.name, "momentum_buffer", e.param, &first).view();
+    const int k = first ? 1 : 0;
+    w[k].push_back(e.param.view());
+    g[k].push_back(e.grad.view());
+    buf[k].push_back(b);
+  }
+  for (int k = 0; k < 2; ++k) {
+    if (w[k].empty()) continue;
+    s.first_step = k == 1;
+    dev::sgd_step(w[k].data(), g[k].data(), s.momentum != 0.0f ? buf[k].data() : nullptr, w[k].size(), s);
+  }
 }
 
 }  // namespace strata

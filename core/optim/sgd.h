@@ -21,7 +21,7 @@ class SGD : public Optimizer {
   const SGDOptions& options() const { return opt_; }
 
  protected:
-  void update(const std::string& name, Tensor& param, const Tensor& grad) override;
+  void update(const std::vector<Entry>& entries) override;
 
  private:
   SGDOptions opt_;

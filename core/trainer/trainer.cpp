@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/autograd.h"
 #include "base/error.h"
+#include "core/autograd.h"
 #include "core/grad_clip.h"
 #include "core/ops.h"
 #include "core/optim/adamw.h"
@@ -102,6 +102,8 @@ void Trainer::sync_buffers_if_trained() {
 double Trainer::train_micro_batch(const HostBatch& b, bool sync, int64_t* correct) {
   trained_since_buffer_sync_ = true;
   BatchTensors t = batch_to_tensors(b, input_field_, label_field_, sample_shape_);
+  t.input = t.input.to(model_device());  // no-op on the host
+  t.labels = t.labels.to(model_device());
   Tensor logits;
   {
     AutocastGuard autocast(precision_);
@@ -151,6 +153,7 @@ EvalResult Trainer::evaluate(BatchSource& src) {
   int64_t top1 = 0, top5 = 0, n = 0;
   while (src.next(b)) {
     BatchTensors t = batch_to_tensors(b, input_field_, label_field_, sample_shape_);
+    t.input = t.input.to(model_device());
     Tensor logits = cast((*model_)(t.input), DType::f32);
     int64_t valid = b.valid_count();
     if (valid < t.labels.numel()) {  // drop the padding rows of the last global batch
@@ -160,6 +163,7 @@ EvalResult Trainer::evaluate(BatchSource& src) {
       l.resize(static_cast<size_t>(valid));
       t.labels = Tensor::from_vector_i64(l, {valid});
     }
+    t.labels = t.labels.to(model_device());
     loss_sum += cross_entropy(logits, t.labels).item() * static_cast<double>(valid);
     count_hits(logits, t.labels, &top1, &top5);
     n += valid;

@@ -49,6 +49,10 @@ struct TrainSummary {
   int interrupted_by_signal = 0;
   int64_t skipped_steps = 0;  // fp16 overflow
   int64_t remote_requests = 0, remote_bytes = 0;
+  // The model's device and its allocator's statistics at the end of the run
+  // (kernels/allocator.h; on the host these count every tensor of the process).
+  std::string device = "cpu";
+  int64_t memory_in_use_bytes = 0, memory_peak_bytes = 0, memory_cached_bytes = 0, memory_allocations = 0;
   std::string to_json() const;
 };
 
@@ -99,6 +103,8 @@ class Trainer {
   std::vector<int64_t> sample_shape_;
   Communicator& comm_;
   NamedTensors params_;
+  // Where the model lives (its first parameter's device): batches are moved there.
+  Device model_device() const { return params_.empty() ? Device::cpu : params_.front().second.device(); }
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<LrSchedule> schedule_;
   LossScaler scaler_;

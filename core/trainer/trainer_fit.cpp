@@ -168,6 +168,11 @@ std::string TrainSummary::to_json() const {
   j["skipped_steps"] = skipped_steps;
   j["remote_requests"] = remote_requests;
   j["remote_bytes"] = remote_bytes;
+  j["device"] = device;
+  j["memory_in_use_bytes"] = memory_in_use_bytes;
+  j["memory_peak_bytes"] = memory_peak_bytes;
+  j["memory_cached_bytes"] = memory_cached_bytes;
+  j["memory_allocations"] = memory_allocations;
   return j.dump(2);
 }
 

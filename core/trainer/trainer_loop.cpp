@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/error.h"
 #include "core/autograd.h"
 #include "core/config/to_yaml.h"
-#include "base/error.h"
 #include "core/schedule/make_schedule.h"
 #include "core/trainer/stop_signal.h"
 #include "core/trainer/trainer.h"
@@ -247,6 +247,12 @@ TrainSummary Trainer::fit(BatchSource& train, BatchSource* val, BatchSource* tes
   auto io = allreduce_sums({static_cast<double>(p.remote_requests), static_cast<double>(p.remote_bytes)});
   s.remote_requests = static_cast<int64_t>(io[0]);
   s.remote_bytes = static_cast<int64_t>(io[1]);
+  const AllocatorStats mem = allocator_for(model_device()).stats();
+  s.device = device_name(model_device());
+  s.memory_in_use_bytes = static_cast<int64_t>(mem.in_use_bytes);
+  s.memory_peak_bytes = static_cast<int64_t>(mem.peak_bytes);
+  s.memory_cached_bytes = static_cast<int64_t>(mem.cached_bytes);
+  s.memory_allocations = static_cast<int64_t>(mem.allocations);
   if (comm_.rank() == 0 && !stop_signal) {
     std::ofstream(std::filesystem::path(run_dir_) / "summary.json") << s.to_json() << "\n";
     log_->record("test", p.step, {{"loss", s.test_loss}, {"accuracy", s.test_accuracy}});

@@ -209,8 +209,14 @@ TEST(Trainer, RunDirectoryHoldsItsFiles) {
   auto j = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
   for (const char* k : {"test_accuracy", "test_loss", "best_metric", "epochs", "steps", "samples_per_second",
                         "data_wait_fraction", "world_size", "precision", "wall_seconds", "stopped_early",
-                        "remote_requests", "remote_bytes"})
+                        "remote_requests", "remote_bytes", "device", "memory_in_use_bytes",
+                        "memory_peak_bytes", "memory_cached_bytes", "memory_allocations"})
     EXPECT_TRUE(j.contains(k)) << k;
+  // the host allocator served the run: it allocated, and its peak bounds what is in use
+  EXPECT_EQ(j["device"], "cpu");
+  EXPECT_GT(j["memory_allocations"].get<int64_t>(), 0);
+  EXPECT_GT(j["memory_peak_bytes"].get<int64_t>(), 0);
+  EXPECT_GE(j["memory_peak_bytes"].get<int64_t>(), j["memory_in_use_bytes"].get<int64_t>());
 }
 
 }  // namespace

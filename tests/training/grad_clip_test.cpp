@@ -48,8 +48,9 @@ TEST(GradClip, LeavesGradientsBelowMaxNorm) {
 }
 
 TEST(GradClip, DoubleAccumulation) {
-  // 2^24 + 1 ones: a float accumulator would stop at 2^24.
-  const int64_t n = (1 << 24) + 1;
+  // 2^24 + 1024 ones: a float accumulator would stop at 2^24; the double sum is
+  // rounded once to the f32 device scalar, and 2^24 + 1024 is a float.
+  const int64_t n = (1 << 24) + 1024;
   Tensor p = Tensor::zeros({n});
   p.set_requires_grad(true);
   p.set_grad(Tensor::ones({n}));
