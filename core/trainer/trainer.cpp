@@ -109,7 +109,9 @@ double Trainer::train_micro_batch(const HostBatch& b, bool sync, int64_t* correc
     AutocastGuard autocast(precision_);
     logits = (*model_)(t.input);
   }
-  Tensor loss = cross_entropy(cast(logits, DType::f32), t.labels);
+  // half logits go to cross_entropy as they are: its loss and saved lse are FP32
+  // whatever the logits' storage, so an f32 copy of [B, classes] buys nothing
+  Tensor loss = cross_entropy(logits, t.labels);
   double value = loss.item();
   count_hits(logits, t.labels, correct, nullptr);
   Tensor objective =
