@@ -45,6 +45,5 @@ STRATA_CUDA_PENDING(reshape)
 STRATA_CUDA_PENDING(permute)
 STRATA_CUDA_PENDING(concat)
 STRATA_CUDA_PENDING(slice)
-STRATA_CUDA_PENDING(sdpa)
 
 }  // namespace strata::cuda
