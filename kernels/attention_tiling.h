@@ -102,10 +102,10 @@ STRATA_HD constexpr size_t take_region(size_t& at, size_t bytes) {
 
 // Forward shared memory, in order: Q [br][ld_d], K [bc][ld_d], V [bc][ld_d] (elem),
 // S [br][ld_s] (f32 scores), P [br][ld_p] (elem probabilities), O [br][ld_o] (f32
-// accumulator), m, l, alpha [br] (f32).
+// accumulator), m, l [br] (f32 running max and sum).
 struct ForwardSmem {
   int ld_d, ld_s, ld_p, ld_o;
-  size_t q, k, v, s, p, o, m, l, alpha, total;
+  size_t q, k, v, s, p, o, m, l, total;
 };
 
 STRATA_HD constexpr ForwardSmem forward_smem(Tile tl, int elem_bytes) {
@@ -123,7 +123,6 @@ STRATA_HD constexpr ForwardSmem forward_smem(Tile tl, int elem_bytes) {
   f.o = take_region(at, size_t(tl.br) * f.ld_o * 4);
   f.m = take_region(at, size_t(tl.br) * 4);
   f.l = take_region(at, size_t(tl.br) * 4);
-  f.alpha = take_region(at, size_t(tl.br) * 4);
   f.total = at;
   return f;
 }

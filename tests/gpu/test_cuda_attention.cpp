@@ -101,6 +101,8 @@ double scaled_error(const std::vector<double>& got, const std::vector<double>& w
 struct Case {
   int64_t b, h, t, d, dv;
   double tol_scale = 1;
+  double scale = 0;    // OpAttrs::scale (0 = 1/sqrt(D))
+  unsigned grads = 7;  // bit i: the gradient of input i is asked for
 };
 
 class CudaAttention : public ::testing::TestWithParam<std::tuple<Case, DType>> {
@@ -133,6 +135,7 @@ TEST_P(CudaAttention, MatchesReference) {
   TensorView rgin[3] = {
       {dq_ref.data(), DType::f64, qs}, {dk_ref.data(), DType::f64, qs}, {dv_ref.data(), DType::f64, vs}};
   OpAttrs a;
+  a.scale = c.scale;
   const auto& ref = reference_backend().ops[static_cast<size_t>(Op::sdpa)];
   ref.forward(a, rin, rout);
   ref.backward(a, rin, rout, TensorView{go.data(), DType::f64, vs}, rgin);
@@ -142,6 +145,8 @@ TEST_P(CudaAttention, MatchesReference) {
   DeviceBuffer o(dt, vs), lse(DType::f32, ls), gq(dt, qs), gk(dt, qs), gv(dt, vs);
   TensorView in[3] = {dq_.view, dk_.view, dv_.view}, out[2] = {o.view, lse.view};
   TensorView gin[3] = {gq.view, gk.view, gv.view};
+  for (int i = 0; i < 3; ++i)
+    if (!(c.grads & (1u << i))) gin[i] = TensorView{};  // not asked for: the kernel must not write it
   check(cudaDeviceSynchronize(), "uploads");  // the kernels run on the context's non-blocking stream
   kernel_forward(Op::sdpa, a, in, out);
   kernel_backward(Op::sdpa, a, in, out, dgo.view, gin);
@@ -150,9 +155,16 @@ TEST_P(CudaAttention, MatchesReference) {
   double tol = tolerance(dt) * c.tol_scale;
   EXPECT_LE(scaled_error(o.read(), o_ref), tol) << "output";
   EXPECT_LE(scaled_error(lse.read(), lse_ref), tol) << "lse";
-  EXPECT_LE(scaled_error(gq.read(), dq_ref), 2 * tol) << "dQ";
-  EXPECT_LE(scaled_error(gk.read(), dk_ref), 2 * tol) << "dK";
-  EXPECT_LE(scaled_error(gv.read(), dv_ref), 2 * tol) << "dV";
+  const DeviceBuffer* grads[3] = {&gq, &gk, &gv};
+  const std::vector<double>* refs[3] = {&dq_ref, &dk_ref, &dv_ref};
+  for (int i = 0; i < 3; ++i) {
+    auto got = grads[i]->read();
+    if (c.grads & (1u << i))
+      EXPECT_LE(scaled_error(got, *refs[i]), 2 * tol) << "grad of input " << i;
+    else  // still the NaN it was filled with
+      EXPECT_TRUE(std::all_of(got.begin(), got.end(), [](double x) { return std::isnan(x); }))
+          << "grad of input " << i << " was written though not asked for";
+  }
 }
 
 #else
@@ -162,7 +174,8 @@ TEST_P(CudaAttention, MatchesReference) { GTEST_SKIP() << "built without the CUD
 std::string case_name(const ::testing::TestParamInfo<std::tuple<Case, DType>>& p) {
   auto [c, dt] = p.param;
   return "b" + std::to_string(c.b) + "h" + std::to_string(c.h) + "t" + std::to_string(c.t) + "d" +
-         std::to_string(c.d) + "dv" + std::to_string(c.dv) + "_" + dtype_name(dt);
+         std::to_string(c.d) + "dv" + std::to_string(c.dv) + (c.scale != 0 ? "_scaled" : "") + "_grads" +
+         std::to_string(c.grads) + "_" + dtype_name(dt);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, CudaAttention,
@@ -172,7 +185,11 @@ INSTANTIATE_TEST_SUITE_P(All, CudaAttention,
                                                               Case{1, 2, 45, 128, 128},  // fast path 128
                                                               Case{2, 1, 70, 72, 40},  // Dv != D, generic 128
                                                               Case{1, 2, 6, 3, 5},     // Dv > D
-                                                              Case{2, 2, 300, 64, 64, 2},  // many tiles
+                                                              Case{1, 1, 1, 8, 8},     // one step
+                                                              Case{2, 1, 33, 32, 32, 1, 0.9},   // scale
+                                                              Case{1, 2, 90, 64, 64, 1, 0, 4},  // dV only
+                                                              Case{1, 2, 90, 72, 72, 1, 0, 1},  // dQ only
+                                                              Case{2, 2, 300, 64, 64, 2},       // many tiles
                                                               Case{1, 1, 257, 128, 128, 2}),
                                             ::testing::Values(DType::f32, DType::f16, DType::bf16)),
                          case_name);

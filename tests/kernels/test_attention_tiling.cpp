@@ -95,8 +95,7 @@ TEST(AttentionTiling, SharedMemoryLayoutsFitAndAlign) {
                      {F.p, size_t(f.br) * F.ld_p * e},
                      {F.o, size_t(f.br) * F.ld_o * 4},
                      {F.m, size_t(f.br) * 4},
-                     {F.l, size_t(f.br) * 4},
-                     {F.alpha, size_t(f.br) * 4}},
+                     {F.l, size_t(f.br) * 4}},
                     F, "forward");
       Tile b = backward_tile(e, dmax);
       BackwardSmem B = backward_smem(b, e);
