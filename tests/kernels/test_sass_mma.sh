@@ -36,7 +36,7 @@ for arch in sm_80 sm_90; do
   half=0 full=0
   while read -r n name; do
     [ -n "$name" ] || continue
-    name=${name#*attention_cu_*[0-9]attn_}  # <forward|backward>_kernelI<type>Li<dmax>ELi<fixed>E...
+    name=${name#*attn_}  # <forward|backward>_kernelI<type>Li<dmax>ELi<fixed>E...
     case "$name" in
       *_kernelIf*)  # f32: CUDA cores only
         full=$((full + 1))
