@@ -4,8 +4,8 @@
 // tiling arithmetic of the flash-style CUDA kernels (tile sizes per dtype and head
 // dimension, which key tiles a query tile visits under the causal mask, and the
 // shared-memory layout each kernel carves). Everything is STRATA_HD and constexpr
-// where it can be, so tests/kernels/test_attention_tiling.cpp runs on the CPU the
-// very functions the GPU runs.
+// where it can be, so tests/kernels/test_attention_tiling.cpp and
+// test_attention_emulation.cpp run on the CPU the very functions the GPU runs.
 #pragma once
 #include <cmath>
 #include <cstddef>
