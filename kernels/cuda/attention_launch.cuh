@@ -13,21 +13,13 @@
 
 #include "base/error.h"
 #include "kernels/attention_tiling.h"
+#include "kernels/cuda/attention_tile.cuh"
 #include "kernels/cuda/context.h"
 #include "kernels/op_table.h"
 
 namespace strata::cuda::attn_launch {
 
-// q, k [heads][t][d], v, o, dout [heads][t][dv], lse, delta [heads][t] (f32).
-template <typename T>
-struct Params {
-  const T *q, *k, *v, *o, *dout;
-  T *out, *dq, *dk, *dv;
-  float *lse, *delta, *dq_acc;
-  int64_t t;
-  int d, dv_dim;
-  float scale;
-};
+using attn_tile::Params;
 
 struct Geom {
   int64_t heads, t;

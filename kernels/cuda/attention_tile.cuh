@@ -14,6 +14,17 @@
 
 namespace strata::cuda::attn_tile {
 
+// q, k [heads][t][d], v, o, dout [heads][t][dv], lse, delta [heads][t] (f32).
+template <typename T>
+struct Params {
+  const T *q, *k, *v, *o, *dout;
+  T *out, *dq, *dk, *dv;
+  float *lse, *delta, *dq_acc;
+  int64_t t;
+  int d, dv_dim;
+  float scale;
+};
+
 template <typename T>
 __device__ __forceinline__ float to_float(T x) {
   if constexpr (std::is_same_v<T, float>)

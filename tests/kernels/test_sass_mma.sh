@@ -36,7 +36,7 @@ for arch in sm_80 sm_90; do
   half=0 full=0
   while read -r n name; do
     [ -n "$name" ] || continue
-    name=${name#*attn_}  # <forward|backward>_kernelI<type>Li<dmax>ELi<fixed>E...
+    name=$(sed -E "s/.*attn_((forward|backward)_kernelI)/\1/" <<<"$name")  # <forward|backward>_kernelI<type>...
     case "$name" in
       *_kernelIf*)  # f32: CUDA cores only
         full=$((full + 1))
