@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@
 namespace strata {
 namespace {
 
+#ifdef STRATA_HAVE_CUDA
 // Host values rounded to `dt`, as bytes in dt's layout, and back to double.
 std::vector<std::byte> encode(const std::vector<double>& v, DType dt) {
   std::vector<std::byte> b(v.size() * dtype_size(dt));
@@ -60,7 +62,6 @@ std::vector<double> decode(const std::vector<std::byte>& b, DType dt) {
   return v;
 }
 
-#ifdef STRATA_HAVE_CUDA
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw Error(std::string(what) + ": " + cudaGetErrorString(e));
 }
@@ -84,7 +85,6 @@ struct DeviceBuffer {
     return decode(bytes, view.dtype);
   }
 };
-#endif
 
 double tolerance(DType dt) { return dt == DType::f32 ? 2e-5 : dt == DType::f16 ? 4e-3 : 3e-2; }
 
@@ -97,6 +97,7 @@ double scaled_error(const std::vector<double>& got, const std::vector<double>& w
   }
   return e / m;
 }
+#endif
 
 struct Case {
   int64_t b, h, t, d, dv;
@@ -173,9 +174,10 @@ TEST_P(CudaAttention, MatchesReference) { GTEST_SKIP() << "built without the CUD
 
 std::string case_name(const ::testing::TestParamInfo<std::tuple<Case, DType>>& p) {
   auto [c, dt] = p.param;
-  return "b" + std::to_string(c.b) + "h" + std::to_string(c.h) + "t" + std::to_string(c.t) + "d" +
-         std::to_string(c.d) + "dv" + std::to_string(c.dv) + (c.scale != 0 ? "_scaled" : "") + "_grads" +
-         std::to_string(c.grads) + "_" + dtype_name(dt);
+  std::ostringstream s;
+  s << "b" << c.b << "h" << c.h << "t" << c.t << "d" << c.d << "dv" << c.dv << (c.scale != 0 ? "_scaled" : "")
+    << "_grads" << c.grads << "_" << dtype_name(dt);
+  return s.str();
 }
 
 INSTANTIATE_TEST_SUITE_P(All, CudaAttention,
