@@ -67,13 +67,17 @@ inline constexpr int kMaxHeadDim = 128;
 inline constexpr int kThreads = 128;  // four warps per block, every kernel
 
 // Forward: 64 x 64 tiles for 2-byte dtypes; f32 halves them at dmax 128 so that
-// Q, K, V and the FP32 output accumulator still fit beside the score tile.
-STRATA_HD constexpr Tile forward_tile(int elem_bytes, int dmax) {
-  return (elem_bytes == 4 && dmax > 64) ? Tile{32, 32, dmax} : Tile{64, 64, dmax};
+// Q, K, V and the FP32 output accumulator still fit beside the score tile. The
+// compact tiles fit the 99 KiB of sm_86/sm_89 parts (RTX 30/40, L4, L40S); the
+// launchers take them where the device's opt-in limit is below the full ones'.
+STRATA_HD constexpr Tile forward_tile(int elem_bytes, int dmax, bool compact = false) {
+  if (elem_bytes == 4 && dmax > 64) return Tile{32, 32, dmax};
+  return compact ? Tile{32, 64, dmax} : Tile{64, 64, dmax};
 }
 // Backward holds K, V, their FP32 gradient accumulators, Q, dO, two score tiles
 // and a dQ tile: 32 query rows per step beside 64 keys, 32 x 32 for f32 at 128.
-STRATA_HD constexpr Tile backward_tile(int elem_bytes, int dmax) {
+STRATA_HD constexpr Tile backward_tile(int elem_bytes, int dmax, bool compact = false) {
+  if (compact) return elem_bytes == 4 && dmax > 64 ? Tile{16, 16, dmax} : Tile{32, 32, dmax};
   if (elem_bytes == 4) return dmax > 64 ? Tile{32, 32, dmax} : Tile{32, 64, dmax};
   return dmax > 64 ? Tile{32, 64, dmax} : Tile{64, 64, dmax};
 }
@@ -160,6 +164,7 @@ STRATA_HD constexpr BackwardSmem backward_smem(Tile tl, int elem_bytes) {
 }
 
 // Opt-in shared memory per block (cudaDevAttrMaxSharedMemoryPerBlockOptin).
+inline constexpr size_t kSmemLimitSm86 = 101376;  // 99 KiB, sm_86 / sm_89
 inline constexpr size_t kSmemLimitSm80 = 166912;  // 163 KiB, A100
 inline constexpr size_t kSmemLimitSm90 = 232448;  // 227 KiB, H100/H200
 

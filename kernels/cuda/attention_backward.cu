@@ -13,15 +13,25 @@ using namespace attn_launch;
 
 // ---- launchers ----------------------------------------------------------------
 
-template <typename T, int kDMax, int kDFixed>
-void launch_backward(const Params<T>& p, int64_t heads) {
-  constexpr Tile tl = attn::backward_tile(sizeof(T), kDMax);
+template <typename T, int kDMax, int kDFixed, bool kCompact>
+void launch_backward_tiles(const Params<T>& p, int64_t heads) {
+  constexpr Tile tl = attn::backward_tile(sizeof(T), kDMax, kCompact);
   constexpr size_t smem = attn::backward_smem(tl, sizeof(T)).total;
-  auto kernel = attn_backward_kernel<T, kDMax, kDFixed>;
+  auto kernel = attn_backward_kernel<T, kDMax, kDFixed, kCompact>;
   reserve_smem(kernel, smem, "sdpa_backward");
   dim3 grid(static_cast<unsigned>(heads), static_cast<unsigned>(attn::ceil_div(p.t, tl.bc)));
   kernel<<<grid, attn::kThreads, smem, context().stream>>>(p);
   STRATA_CUDA_LAUNCH_CHECK();
+}
+
+// The full tiles where the device's shared memory holds them, else the compact ones.
+template <typename T, int kDMax, int kDFixed>
+void launch_backward(const Params<T>& p, int64_t heads) {
+  constexpr size_t full = attn::backward_smem(attn::backward_tile(sizeof(T), kDMax), sizeof(T)).total;
+  if (full <= smem_limit())
+    launch_backward_tiles<T, kDMax, kDFixed, false>(p, heads);
+  else
+    launch_backward_tiles<T, kDMax, kDFixed, true>(p, heads);
 }
 
 template <typename T>

@@ -8,9 +8,11 @@
 // dK += dS^T Q, and dS K, which is added to dQ with FP32 atomics -- into dQ
 // itself for f32, else into an FP32 [B,H,T,D] scratch narrowed by a last pass.
 // dQ's summation order over key tiles is therefore not deterministic; dK and dV
-// are. Shared memory per block: 128-160 KiB (kernels/attention_tiling.h). HBM
-// traffic per head is O(T*D) per key tile's walk: K, V read once, Q, dO, lse,
-// D once per key tile, dK, dV written once, dQ atomics once per (query, key) tile.
+// are. Shared memory per block: 128-160 KiB, 58-98 KiB with the compact tiles
+// for 99 KiB devices (kernels/attention_tiling.h). HBM traffic per head is
+// O(T*D) per key tile's walk: K, V read once, Q, dO, lse, D once per key tile,
+// dK, dV written once, dQ atomics once per (query, key) tile pair. Launched by
+// attention_backward.cu.
 // The kernels live in a header so that tests/kernels/test_attention_simt.cpp can
 // compile this very code for the host and run it with one thread per CUDA thread.
 #pragma once
@@ -36,9 +38,9 @@ __global__ void attn_delta_kernel(const T* out, const T* dout, float* delta, int
   if (threadIdx.x % 32 == 0) delta[row] = acc;
 }
 
-template <typename T, int kDMax, int kDFixed>
+template <typename T, int kDMax, int kDFixed, bool kCompact>
 __global__ void __launch_bounds__(attn::kThreads) attn_backward_kernel(Params<T> p) {
-  constexpr Tile tl = attn::backward_tile(sizeof(T), kDMax);
+  constexpr Tile tl = attn::backward_tile(sizeof(T), kDMax, kCompact);
   constexpr attn::BackwardSmem L = attn::backward_smem(tl, sizeof(T));
   extern __shared__ __align__(128) unsigned char smem[];
   T* ks = reinterpret_cast<T*>(smem + L.k);

@@ -10,11 +10,11 @@
 // rescaled by exp(m_old - m_new)), then O += P V. O and the row's lse = m + log l
 // are written once. WMMA accumulators are opaque, so scores and the output
 // accumulator go through shared memory (layout and budget in
-// kernels/attention_tiling.h: 71-111 KiB per block); a register-resident
-// mma.sync version would save that traffic. HBM traffic per head is O(T*D):
-// Q read once, each K/V tile once per query tile that needs it, O and lse
-// written once; no T x T tensor reaches global memory. The backward is in
-// attention_backward.cu.
+// kernels/attention_tiling.h: 70-110 KiB per block, 44-75 KiB with the compact
+// tiles); a register-resident mma.sync version would save that traffic. HBM
+// traffic per head is O(T*D): Q read once, each K/V tile once per query tile
+// that needs it, O and lse written once; no T x T tensor reaches global memory.
+// Launched by attention.cu; the backward is attention_backward_kernel.cuh.
 // The kernels live in a header so that tests/kernels/test_attention_simt.cpp can
 // compile this very code for the host and run it with one thread per CUDA thread.
 #pragma once
@@ -30,9 +30,9 @@ using attn::Tile;
 
 // kDFixed = 64 or 128 fixes D = Dv at compile time (the fast paths); 0 reads them
 // from the parameters (any D, Dv <= kDMax).
-template <typename T, int kDMax, int kDFixed>
+template <typename T, int kDMax, int kDFixed, bool kCompact>
 __global__ void __launch_bounds__(attn::kThreads) attn_forward_kernel(Params<T> p) {
-  constexpr Tile tl = attn::forward_tile(sizeof(T), kDMax);
+  constexpr Tile tl = attn::forward_tile(sizeof(T), kDMax, kCompact);
   constexpr attn::ForwardSmem L = attn::forward_smem(tl, sizeof(T));
   extern __shared__ __align__(128) unsigned char smem[];
   T* qs = reinterpret_cast<T*>(smem + L.q);

@@ -51,15 +51,21 @@ Params<T> params(const Geom& g, const TensorView* in, const TensorView* out) {
   return p;
 }
 
+// The current device's opt-in shared memory per block.
+inline size_t smem_limit() {
+  int limit = 0;
+  STRATA_CUDA_CHECK(
+      cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, context().device));
+  return static_cast<size_t>(limit);
+}
+
 // Opt in to the shared memory a configuration needs, or say why it cannot run.
 template <typename Kernel>
 void reserve_smem(Kernel kernel, size_t bytes, const char* what) {
-  Context& ctx = context();
-  int limit = 0;
-  STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, ctx.device));
-  if (bytes > static_cast<size_t>(limit))
+  size_t limit = smem_limit();
+  if (bytes > limit)
     throw Error(std::string(what) + " (CUDA): needs " + std::to_string(bytes) +
-                " bytes of shared memory, device " + std::to_string(ctx.device) + " allows " +
+                " bytes of shared memory, device " + std::to_string(context().device) + " allows " +
                 std::to_string(limit));
   STRATA_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));

@@ -196,7 +196,9 @@ struct Shape3 {
   int d, dv;
 };
 
-template <typename T>
+// One problem through the forward, delta and backward kernels with the tiles the
+// launchers pick: full, or compact (devices with 99 KiB of shared memory).
+template <typename T, bool kCompact>
 void run_case(Shape3 s, double tol) {
   const int64_t t = s.t, heads = t <= 40 ? 2 : 1;  // two heads where it is cheap
   std::mt19937_64 rng(t * 7 + s.d);
@@ -230,14 +232,14 @@ void run_case(Shape3 s, double tol) {
   p.t = t, p.d = s.d, p.dv_dim = s.dv, p.scale = static_cast<float>(1 / std::sqrt(double(s.d)));
   cuda::attn_launch::by_head_dim(s.d, s.dv, [&](auto dmax, auto fixed) {
     constexpr int kDMax = decltype(dmax)::value, kFixed = decltype(fixed)::value;
-    constexpr attn::Tile ft = attn::forward_tile(sizeof(T), kDMax),
-                         bt = attn::backward_tile(sizeof(T), kDMax);
+    constexpr attn::Tile ft = attn::forward_tile(sizeof(T), kDMax, kCompact),
+                         bt = attn::backward_tile(sizeof(T), kDMax, kCompact);
     launch(heads, attn::ceil_div(t, ft.br),
-           [&] { cuda::attn_kernels::attn_forward_kernel<T, kDMax, kFixed>(p); });
+           [&] { cuda::attn_kernels::attn_forward_kernel<T, kDMax, kFixed, kCompact>(p); });
     launch(attn::ceil_div(heads * t, 4), 1,
            [&] { cuda::attn_kernels::attn_delta_kernel<T>(p.o, p.dout, p.delta, heads * t, s.dv); });
     launch(heads, attn::ceil_div(t, bt.bc),
-           [&] { cuda::attn_kernels::attn_backward_kernel<T, kDMax, kFixed>(p); });
+           [&] { cuda::attn_kernels::attn_backward_kernel<T, kDMax, kFixed, kCompact>(p); });
   });
   for (size_t i = 0; i < nq; ++i) dq[i] = narrow<T>(dq_acc[i]);  // the narrow pass
 
@@ -259,19 +261,22 @@ const Shape3 kShapes[] = {{1, 8, 8},      {37, 16, 16}, {6, 3, 5},    {67, 64, 6
 TEST(AttentionSimt, F32KernelsMatchReference) {
   for (Shape3 s : kShapes) {
     SCOPED_TRACE("t " + std::to_string(s.t) + " d " + std::to_string(s.d) + " dv " + std::to_string(s.dv));
-    run_case<float>(s, 2e-5);
+    run_case<float, false>(s, 2e-5);
+    run_case<float, true>(s, 2e-5);
   }
 }
 TEST(AttentionSimt, F16KernelsMatchReference) {
   for (Shape3 s : kShapes) {
     SCOPED_TRACE("t " + std::to_string(s.t) + " d " + std::to_string(s.d) + " dv " + std::to_string(s.dv));
-    run_case<__half>(s, 4e-3);
+    run_case<__half, false>(s, 4e-3);
+    run_case<__half, true>(s, 4e-3);
   }
 }
 TEST(AttentionSimt, Bf16KernelsMatchReference) {
   for (Shape3 s : kShapes) {
     SCOPED_TRACE("t " + std::to_string(s.t) + " d " + std::to_string(s.d) + " dv " + std::to_string(s.dv));
-    run_case<__nv_bfloat16>(s, 3e-2);
+    run_case<__nv_bfloat16, false>(s, 3e-2);
+    run_case<__nv_bfloat16, true>(s, 3e-2);
   }
 }
 

@@ -16,13 +16,18 @@
 namespace strata::attn {
 namespace {
 
-std::vector<Tile> all_tiles() {
+std::vector<Tile> forward_tiles() {
   std::vector<Tile> ts;
   for (int bytes : {2, 4})
-    for (int dmax : {64, 128}) {
-      ts.push_back(forward_tile(bytes, dmax));
-      ts.push_back(backward_tile(bytes, dmax));
-    }
+    for (int dmax : {64, 128})
+      for (bool compact : {false, true}) ts.push_back(forward_tile(bytes, dmax, compact));
+  return ts;
+}
+std::vector<Tile> all_tiles() {
+  std::vector<Tile> ts = forward_tiles();
+  for (int bytes : {2, 4})
+    for (int dmax : {64, 128})
+      for (bool compact : {false, true}) ts.push_back(backward_tile(bytes, dmax, compact));
   return ts;
 }
 
@@ -56,15 +61,16 @@ TEST(AttentionTiling, CausalLoopsVisitExactlyTheTilesWithVisiblePairs) {
 TEST(AttentionTiling, TileShapesSuitTheKernels) {
   for (Tile tl : all_tiles()) {
     EXPECT_EQ(tl.br % 16, 0);  // WMMA tiles
-    EXPECT_EQ(tl.bc % 32, 0);  // a lane per key column in the softmax, bc/32 per lane
+    EXPECT_EQ(tl.bc % 16, 0);
     EXPECT_EQ(tl.dmax % 16, 0);
     EXPECT_LE(tl.dmax, kMaxHeadDim);
   }
+  for (Tile tl : forward_tiles()) EXPECT_EQ(tl.bc % 32, 0);  // the softmax: a lane per key column
 }
 
 template <typename Layout>
-void check_regions(const std::vector<std::pair<size_t, size_t>>& regions, const Layout& lay,
-                   const char* what) {
+void check_regions(const std::vector<std::pair<size_t, size_t>>& regions, const Layout& lay, const char* what,
+                   size_t limit) {
   size_t end = 0;
   for (auto [at, bytes] : regions) {
     EXPECT_EQ(at % 128, 0u) << what;
@@ -72,50 +78,52 @@ void check_regions(const std::vector<std::pair<size_t, size_t>>& regions, const 
     end = at + bytes;
   }
   EXPECT_LE(end, lay.total) << what;
-  EXPECT_LE(lay.total, kSmemLimitSm80)
-      << what << " needs " << lay.total << " bytes, sm_80 allows " << kSmemLimitSm80;
-  EXPECT_LE(lay.total, kSmemLimitSm90) << what;
+  EXPECT_LE(lay.total, limit) << what << " needs " << lay.total << " bytes, the device allows " << limit;
 }
 
+// Full tiles fit sm_80 (and so sm_90); compact ones the 99 KiB of sm_86/sm_89.
 TEST(AttentionTiling, SharedMemoryLayoutsFitAndAlign) {
   for (int e : {2, 4})
-    for (int dmax : {64, 128}) {
-      for (int ld :
-           {forward_smem(forward_tile(e, dmax), e).ld_d, forward_smem(forward_tile(e, dmax), e).ld_p})
-        EXPECT_EQ(ld * e % 16, 0) << "WMMA ldm must be a multiple of 16 bytes";
-      Tile f = forward_tile(e, dmax);
-      ForwardSmem F = forward_smem(f, e);
-      EXPECT_EQ(F.ld_s * 4 % 16, 0);
-      EXPECT_EQ(F.ld_o * 4 % 16, 0);
-      EXPECT_GE(F.ld_d, dmax);
-      check_regions({{F.q, size_t(f.br) * F.ld_d * e},
-                     {F.k, size_t(f.bc) * F.ld_d * e},
-                     {F.v, size_t(f.bc) * F.ld_d * e},
-                     {F.s, size_t(f.br) * F.ld_s * 4},
-                     {F.p, size_t(f.br) * F.ld_p * e},
-                     {F.o, size_t(f.br) * F.ld_o * 4},
-                     {F.m, size_t(f.br) * 4},
-                     {F.l, size_t(f.br) * 4}},
-                    F, "forward");
-      Tile b = backward_tile(e, dmax);
-      BackwardSmem B = backward_smem(b, e);
-      EXPECT_EQ(B.ld_d * e % 16, 0);
-      EXPECT_EQ(B.ld_p * e % 16, 0);
-      check_regions({{B.k, size_t(b.bc) * B.ld_d * e},
-                     {B.v, size_t(b.bc) * B.ld_d * e},
-                     {B.dk, size_t(b.bc) * B.ld_o * 4},
-                     {B.dv, size_t(b.bc) * B.ld_o * 4},
-                     {B.q, size_t(b.br) * B.ld_d * e},
-                     {B.dout, size_t(b.br) * B.ld_d * e},
-                     {B.s, size_t(b.br) * B.ld_s * 4},
-                     {B.dp, size_t(b.br) * B.ld_s * 4},
-                     {B.p, size_t(b.br) * B.ld_p * e},
-                     {B.ds, size_t(b.br) * B.ld_p * e},
-                     {B.dq, size_t(b.br) * B.ld_o * 4},
-                     {B.lse, size_t(b.br) * 4},
-                     {B.delta, size_t(b.br) * 4}},
-                    B, "backward");
-    }
+    for (int dmax : {64, 128})
+      for (bool compact : {false, true}) {
+        const size_t limit = compact ? kSmemLimitSm86 : kSmemLimitSm80;
+        SCOPED_TRACE("elem bytes " + std::to_string(e) + " dmax " + std::to_string(dmax) +
+                     (compact ? " compact" : ""));
+        Tile f = forward_tile(e, dmax, compact);
+        ForwardSmem F = forward_smem(f, e);
+        EXPECT_EQ(F.ld_d * e % 16, 0) << "WMMA ldm must be a multiple of 16 bytes";
+        EXPECT_EQ(F.ld_p * e % 16, 0);
+        EXPECT_EQ(F.ld_s * 4 % 16, 0);
+        EXPECT_EQ(F.ld_o * 4 % 16, 0);
+        EXPECT_GE(F.ld_d, dmax);
+        check_regions({{F.q, size_t(f.br) * F.ld_d * e},
+                       {F.k, size_t(f.bc) * F.ld_d * e},
+                       {F.v, size_t(f.bc) * F.ld_d * e},
+                       {F.s, size_t(f.br) * F.ld_s * 4},
+                       {F.p, size_t(f.br) * F.ld_p * e},
+                       {F.o, size_t(f.br) * F.ld_o * 4},
+                       {F.m, size_t(f.br) * 4},
+                       {F.l, size_t(f.br) * 4}},
+                      F, "forward", limit);
+        Tile b = backward_tile(e, dmax, compact);
+        BackwardSmem B = backward_smem(b, e);
+        EXPECT_EQ(B.ld_d * e % 16, 0);
+        EXPECT_EQ(B.ld_p * e % 16, 0);
+        check_regions({{B.k, size_t(b.bc) * B.ld_d * e},
+                       {B.v, size_t(b.bc) * B.ld_d * e},
+                       {B.dk, size_t(b.bc) * B.ld_o * 4},
+                       {B.dv, size_t(b.bc) * B.ld_o * 4},
+                       {B.q, size_t(b.br) * B.ld_d * e},
+                       {B.dout, size_t(b.br) * B.ld_d * e},
+                       {B.s, size_t(b.br) * B.ld_s * 4},
+                       {B.dp, size_t(b.br) * B.ld_s * 4},
+                       {B.p, size_t(b.br) * B.ld_p * e},
+                       {B.ds, size_t(b.br) * B.ld_p * e},
+                       {B.dq, size_t(b.br) * B.ld_o * 4},
+                       {B.lse, size_t(b.br) * 4},
+                       {B.delta, size_t(b.br) * 4}},
+                      B, "backward", limit);
+      }
 }
 
 TEST(AttentionTiling, OnlineSoftmaxOverTilesMatchesPlainSoftmax) {

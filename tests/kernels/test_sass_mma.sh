@@ -47,9 +47,9 @@ for arch in sm_80 sm_90; do
           echo "$arch: no $want instruction in $name"; status=1; fi ;;
     esac
   done <<<"$counts"
-  # 2 half dtypes x (forward, backward) x 4 head-dim configurations; f32 the same 8
-  [ "$half" -eq 16 ] || { echo "$arch: expected 16 f16/bf16 attention kernels, found $half"; status=1; }
-  [ "$full" -eq 8 ] || { echo "$arch: expected 8 f32 attention kernels, found $full"; status=1; }
+  # 2 half dtypes x (forward, backward) x 4 head-dim configurations x (full, compact tiles); f32 16
+  [ "$half" -eq 32 ] || { echo "$arch: expected 32 f16/bf16 attention kernels, found $half"; status=1; }
+  [ "$full" -eq 16 ] || { echo "$arch: expected 16 f32 attention kernels, found $full"; status=1; }
 done
 [ "$status" -eq 0 ] && echo "[  PASSED  ] Tensor Core instructions in every f16/bf16 attention kernel (sm_80, sm_90)"
 exit "$status"
