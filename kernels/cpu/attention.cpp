@@ -1,17 +1,23 @@
-// Causal scaled dot-product attention on f32 as a composite per (batch, head):
-// S = scale q k^T (GEMM) written straight into the probs output, a masked,
-// max-shifted softmax over each row's first i+1 entries (future entries set to 0),
-// then o = P v (GEMM). Backward recomputes nothing but dP: dV = P^T dO,
-// dP = dO v^T (GEMMs), dS = P (dP - rowsum(P dP)) in place, dQ = scale dS k and
-// dK = scale dS^T q (GEMMs). Memory traffic is dominated by the T x T probs
-// (written once forward, read twice backward) -- fine for the sequence lengths
-// this CPU path serves; a fused flash-style kernel would keep them in cache.
-// Heads are split over threads when there are at least as many heads as threads
-// (private dP scratch), otherwise heads run in turn with multithreaded GEMMs.
+// Causal scaled dot-product attention on f32 as a composite per (batch, head),
+// with a [T,T] scratch that lives only inside one call. Every product with the
+// causal structure is cut into 64-row blocks so that only the lower triangle
+// (and the diagonal blocks' upper corners) is computed: S[r0:r1, 0:r1] =
+// scale q[r0:r1] k[0:r1]^T, a masked, max-shifted softmax over each row's first
+// i+1 entries that also gives the row's log-sum-exp (the one saved auxiliary,
+// [B,H,T]), then o[r0:r1] = P[r0:r1, 0:r1] v[0:r1]. Backward recomputes P =
+// exp(S - lse) from those blocked GEMMs instead of reading saved probabilities
+// (FlashAttention-2's backward): dV = P^T dO, dP = dO v^T, D = rowsum(dO * O),
+// dS = P (dP - D) in place, dQ = scale dS k, dK = scale dS^T q -- each GEMM over
+// its row or column blocks. Nothing O(T^2) outlives a call, and the triangle
+// pays for the extra q k^T GEMM. Heads are split over threads when there are at
+// least as many heads as threads (private scratch), otherwise heads run in turn
+// with multithreaded GEMMs. The per-element softmax math is
+// kernels/attention_tiling.h's, shared with the CUDA kernels.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "kernels/attention_tiling.h"
 #include "kernels/backends.h"
 #include "kernels/cpu/common.h"
 #include "kernels/cpu/gemm.h"
@@ -35,20 +41,51 @@ void over_heads(int64_t heads, Fn fn) {
   parallel_for(heads, heads >= num_threads() ? 1 : heads, fn);
 }
 
-// Row i of S (length t) becomes the causal softmax over entries 0..i.
-void causal_softmax_rows(float* s, int64_t t) {
+constexpr int64_t kRowBlock = 64;
+
+// One past the last column of row i that the blocked products define.
+int64_t block_end(int64_t i, int64_t t) { return std::min(t, (i / kRowBlock + 1) * kRowBlock); }
+
+// s[r0:r1, 0:r1] = alpha a[r0:r1] b[0:r1]^T for each row block; a, b [t][k], s [t][t].
+void causal_abt(const float* a, const float* b, int64_t t, int64_t k, float alpha, float* s) {
+  for (int64_t r0 = 0; r0 < t; r0 += kRowBlock) {
+    int64_t r1 = std::min(t, r0 + kRowBlock);
+    gemm(false, true, r1 - r0, r1, k, alpha, a + r0 * k, k, b, k, 0.0f, s + r0 * t, t);
+  }
+}
+
+// c[r0:r1] = alpha s[r0:r1, 0:r1] b[0:r1] for each row block; b [t][n], c [t][n].
+void causal_sb(const float* s, const float* b, int64_t t, int64_t n, float alpha, float* c) {
+  for (int64_t r0 = 0; r0 < t; r0 += kRowBlock) {
+    int64_t r1 = std::min(t, r0 + kRowBlock);
+    gemm(false, false, r1 - r0, n, r1, alpha, s + r0 * t, t, b, n, 0.0f, c + r0 * n, n);
+  }
+}
+
+// c[c0:c1] = alpha s[c0:t, c0:c1]^T b[c0:t] for each column block; b [t][n], c [t][n].
+void causal_stb(const float* s, const float* b, int64_t t, int64_t n, float alpha, float* c) {
+  for (int64_t c0 = 0; c0 < t; c0 += kRowBlock) {
+    int64_t c1 = std::min(t, c0 + kRowBlock);
+    gemm(true, false, c1 - c0, n, t - c0, alpha, s + c0 * t + c0, t, b + c0 * n, n, 0.0f, c + c0 * n, n);
+  }
+}
+
+// Row i of S becomes the causal softmax over entries 0..i (zeros up to its
+// block's end); lse[i] is the row's log-sum-exp.
+void causal_softmax_rows(float* s, float* lse, int64_t t) {
   for (int64_t i = 0; i < t; ++i) {
     float* row = s + i * t;
     float mx = row[0];
     for (int64_t j = 1; j <= i; ++j) mx = std::max(mx, row[j]);
     float sum = 0;
     for (int64_t j = 0; j <= i; ++j) {
-      row[j] = std::exp(row[j] - mx);
+      row[j] = attn::shifted_exp(row[j], mx);
       sum += row[j];
     }
-    float inv = 1.0f / sum;
+    float inv = attn::row_inv_sum(sum);
     for (int64_t j = 0; j <= i; ++j) row[j] *= inv;
-    std::fill(row + i + 1, row + t, 0.0f);
+    std::fill(row + i + 1, row + block_end(i, t), 0.0f);
+    lse[i] = attn::row_lse(mx, sum);
   }
 }
 
@@ -57,14 +94,14 @@ void causal_softmax_rows(float* s, int64_t t) {
 void sdpa_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
   auto g = geom(a, in);
   over_heads(g.heads, [&](int64_t s, int64_t e) {
+    std::vector<float> p(static_cast<size_t>(g.t * g.t));
     for (int64_t h = s; h < e; ++h) {
       const float* q = F(in[0]) + h * g.t * g.d;
       const float* k = F(in[1]) + h * g.t * g.d;
       const float* v = F(in[2]) + h * g.t * g.dv;
-      float* p = F(out[1]) + h * g.t * g.t;
-      gemm(false, true, g.t, g.t, g.d, g.scale, q, g.d, k, g.d, 0.0f, p, g.t);
-      causal_softmax_rows(p, g.t);
-      gemm(false, false, g.t, g.dv, g.t, 1.0f, p, g.t, v, g.dv, 0.0f, F(out[0]) + h * g.t * g.dv, g.dv);
+      causal_abt(q, k, g.t, g.d, g.scale, p.data());
+      causal_softmax_rows(p.data(), F(out[1]) + h * g.t, g.t);
+      causal_sb(p.data(), v, g.t, g.dv, 1.0f, F(out[0]) + h * g.t * g.dv);
     }
   });
 }
@@ -73,31 +110,34 @@ void sdpa_backward(const OpAttrs& a, const TensorView* in, const TensorView* out
                    TensorView* gin) {
   auto g = geom(a, in);
   over_heads(g.heads, [&](int64_t s, int64_t e) {
-    std::vector<float> ds(static_cast<size_t>(g.t * g.t));
+    std::vector<float> p(static_cast<size_t>(g.t * g.t)), ds(p.size());
     for (int64_t h = s; h < e; ++h) {
       const float* q = F(in[0]) + h * g.t * g.d;
       const float* k = F(in[1]) + h * g.t * g.d;
       const float* v = F(in[2]) + h * g.t * g.dv;
-      const float* p = F(out[1]) + h * g.t * g.t;
+      const float* o = F(out[0]) + h * g.t * g.dv;
+      const float* lse = F(out[1]) + h * g.t;
       const float* dout = F(gout) + h * g.t * g.dv;
-      if (gin[2].defined())
-        gemm(true, false, g.t, g.dv, g.t, 1.0f, p, g.t, dout, g.dv, 0.0f, F(gin[2]) + h * g.t * g.dv, g.dv);
+      // P = exp(scale q k^T - lse), 0 above the diagonal
+      causal_abt(q, k, g.t, g.d, g.scale, p.data());
+      for (int64_t i = 0; i < g.t; ++i) {
+        float* row = p.data() + i * g.t;
+        for (int64_t j = 0; j <= i; ++j) row[j] = attn::prob_from_lse(row[j], lse[i]);
+        std::fill(row + i + 1, row + block_end(i, g.t), 0.0f);
+      }
+      if (gin[2].defined()) causal_stb(p.data(), dout, g.t, g.dv, 1.0f, F(gin[2]) + h * g.t * g.dv);
       if (!gin[0].defined() && !gin[1].defined()) continue;
-      gemm(false, true, g.t, g.t, g.dv, 1.0f, dout, g.dv, v, g.dv, 0.0f, ds.data(), g.t);  // dP
+      causal_abt(dout, v, g.t, g.dv, 1.0f, ds.data());  // dP
       for (int64_t i = 0; i < g.t; ++i) {
         float* row = ds.data() + i * g.t;
-        const float* prow = p + i * g.t;
-        float r = 0;
-        for (int64_t j = 0; j <= i; ++j) r += prow[j] * row[j];
-        for (int64_t j = 0; j <= i; ++j) row[j] = prow[j] * (row[j] - r);
-        std::fill(row + i + 1, row + g.t, 0.0f);
+        const float* prow = p.data() + i * g.t;
+        float delta = 0;  // D_i = rowsum(dO * O)
+        for (int64_t c = 0; c < g.dv; ++c) delta += dout[i * g.dv + c] * o[i * g.dv + c];
+        for (int64_t j = 0; j <= i; ++j) row[j] = attn::score_grad(prow[j], row[j], delta);
+        std::fill(row + i + 1, row + block_end(i, g.t), 0.0f);
       }
-      if (gin[0].defined())
-        gemm(false, false, g.t, g.d, g.t, g.scale, ds.data(), g.t, k, g.d, 0.0f, F(gin[0]) + h * g.t * g.d,
-             g.d);
-      if (gin[1].defined())
-        gemm(true, false, g.t, g.d, g.t, g.scale, ds.data(), g.t, q, g.d, 0.0f, F(gin[1]) + h * g.t * g.d,
-             g.d);
+      if (gin[0].defined()) causal_sb(ds.data(), k, g.t, g.d, g.scale, F(gin[0]) + h * g.t * g.d);
+      if (gin[1].defined()) causal_stb(ds.data(), q, g.t, g.d, g.scale, F(gin[1]) + h * g.t * g.d);
     }
   });
 }

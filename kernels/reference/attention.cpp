@@ -1,6 +1,9 @@
 // Reference causal scaled dot-product attention in double: scores, a masked and
-// max-shifted softmax per row, then the weighted sum of values; probabilities of
-// masked (future) positions are 0.
+// max-shifted softmax per row, the weighted sum of values, and the row's
+// log-sum-exp saved for backward. Backward recomputes each probability from the
+// log-sum-exp, P = exp(s - lse), and follows FlashAttention-2's formulation:
+// D = rowsum(dO * O), dS = P (dO V^T - D), dQ = scale dS K, dK = scale dS^T Q,
+// dV = P^T dO. Masked (future) positions have probability 0.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -22,6 +25,12 @@ Geom geom(const OpAttrs& a, const TensorView* in) {
           a.scale != 0 ? a.scale : 1.0 / std::sqrt(static_cast<double>(d))};
 }
 
+double score(const double* q, const double* k, int64_t i, int64_t j, const Geom& g) {
+  double dot = 0;
+  for (int64_t e = 0; e < g.d; ++e) dot += q[i * g.d + e] * k[j * g.d + e];
+  return dot * g.scale;
+}
+
 }  // namespace
 
 void sdpa_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
@@ -31,28 +40,26 @@ void sdpa_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
     const double* k = D(in[1]) + h * g.t * g.d;
     const double* v = D(in[2]) + h * g.t * g.dv;
     double* o = D(out[0]) + h * g.t * g.dv;
-    double* p = D(out[1]) + h * g.t * g.t;
+    double* lse = D(out[1]) + h * g.t;
     for (int64_t i = 0; i < g.t; ++i) {
       std::vector<double> s(static_cast<size_t>(i + 1));
       double mx = -INFINITY, sum = 0;
       for (int64_t j = 0; j <= i; ++j) {
-        double dot = 0;
-        for (int64_t e = 0; e < g.d; ++e) dot += q[i * g.d + e] * k[j * g.d + e];
-        s[j] = dot * g.scale;
+        s[j] = score(q, k, i, j, g);
         mx = std::max(mx, s[j]);
       }
       for (int64_t j = 0; j <= i; ++j) sum += std::exp(s[j] - mx);
-      for (int64_t j = 0; j < g.t; ++j) p[i * g.t + j] = j <= i ? std::exp(s[j] - mx) / sum : 0.0;
+      lse[i] = mx + std::log(sum);
+      for (int64_t j = 0; j <= i; ++j) s[j] = std::exp(s[j] - lse[i]);  // now the probabilities
       for (int64_t e = 0; e < g.dv; ++e) {
         double acc = 0;
-        for (int64_t j = 0; j <= i; ++j) acc += p[i * g.t + j] * v[j * g.dv + e];
+        for (int64_t j = 0; j <= i; ++j) acc += s[j] * v[j * g.dv + e];
         o[i * g.dv + e] = acc;
       }
     }
   }
 }
 
-// dV = P^T dO;  dP = dO V^T;  dS = P (dP - rowsum(P dP));  dQ = scale dS K;  dK = scale dS^T Q
 void sdpa_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& gout,
                    TensorView* gin) {
   auto g = geom(a, in);
@@ -63,21 +70,20 @@ void sdpa_backward(const OpAttrs& a, const TensorView* in, const TensorView* out
     const double* q = D(in[0]) + h * g.t * g.d;
     const double* k = D(in[1]) + h * g.t * g.d;
     const double* v = D(in[2]) + h * g.t * g.dv;
-    const double* p = D(out[1]) + h * g.t * g.t;
+    const double* o = D(out[0]) + h * g.t * g.dv;
+    const double* lse = D(out[1]) + h * g.t;
     const double* dout = D(gout) + h * g.t * g.dv;
     for (int64_t i = 0; i < g.t; ++i) {
-      std::vector<double> dp(static_cast<size_t>(g.t), 0.0);
-      double r = 0;
+      double delta = 0;  // D_i = rowsum(dO * O)
+      for (int64_t e = 0; e < g.dv; ++e) delta += dout[i * g.dv + e] * o[i * g.dv + e];
       for (int64_t j = 0; j <= i; ++j) {
+        double p = std::exp(score(q, k, i, j, g) - lse[i]);
+        double dp = 0;
         for (int64_t e = 0; e < g.dv; ++e) {
-          dp[j] += dout[i * g.dv + e] * v[j * g.dv + e];
-          if (gin[2].defined())
-            D(gin[2])[h * g.t * g.dv + j * g.dv + e] += p[i * g.t + j] * dout[i * g.dv + e];
+          dp += dout[i * g.dv + e] * v[j * g.dv + e];
+          if (gin[2].defined()) D(gin[2])[h * g.t * g.dv + j * g.dv + e] += p * dout[i * g.dv + e];
         }
-        r += p[i * g.t + j] * dp[j];
-      }
-      for (int64_t j = 0; j <= i; ++j) {
-        double ds = p[i * g.t + j] * (dp[j] - r) * g.scale;
+        double ds = p * (dp - delta) * g.scale;
         for (int64_t e = 0; e < g.d; ++e) {
           if (gin[0].defined()) D(gin[0])[h * g.t * g.d + i * g.d + e] += ds * k[j * g.d + e];
           if (gin[1].defined()) D(gin[1])[h * g.t * g.d + j * g.d + e] += ds * q[i * g.d + e];

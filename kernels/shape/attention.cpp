@@ -15,7 +15,8 @@ std::vector<OutputSpec> sdpa_infer(const std::vector<OutputSpec>& in, const OpAt
   require(v.size() == 4 && v[0] == q[0] && v[1] == q[1] && v[2] == q[2], op,
           "v must be [B,H,T,Dv] with q's B, H, T: " + shapes);
   require(a.scale >= 0, op, "scale must be >= 0 (0 = 1/sqrt(D)), got " + std::to_string(a.scale));
-  return {{v, in[0].dtype}, {{q[0], q[1], q[2], q[2]}, in[0].dtype}};
+  // output [B,H,T,Dv]; aux: the log-sum-exp of each query row's scaled, masked scores
+  return {{v, in[0].dtype}, {{q[0], q[1], q[2]}, stat_dtype(in[0].dtype)}};
 }
 
 }  // namespace strata::shape

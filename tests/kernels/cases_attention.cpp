@@ -22,6 +22,13 @@ STRATA_OP_CASES(sdpa) {
       {"large", {{{2, 2, 48, 32}}, {{2, 2, 48, 32}}, {{2, 2, 48, 32}}}, {}},
       // one head: multithreaded GEMMs instead
       {"large-one-head", {{{1, 1, 96, 48}}, {{1, 1, 96, 48}}, {{1, 1, 96, 48}}}, {}},
+      // T a multiple of no tile size (16, 32, 64): partial query and key tiles
+      {"ragged", {{{1, 2, 37, 16}}, {{1, 2, 37, 16}}, {{1, 2, 37, 16}}}, {}},
+      // the CUDA head-dim fast paths, with T just past one 64-row tile
+      {"d64", {{{1, 2, 67, 64}}, {{1, 2, 67, 64}}, {{1, 2, 67, 64}}}, {}},
+      {"d128", {{{1, 1, 45, 128}}, {{1, 1, 45, 128}}, {{1, 1, 45, 128}}}, {}},
+      // a head dim that is no power of two, and Dv != D
+      {"d72-dv40", {{{2, 1, 70, 72}}, {{2, 1, 70, 72}}, {{2, 1, 70, 40}}}, {}},
   };
 }
 
