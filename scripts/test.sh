@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, builds, runs the whole
 # suite through CTest (unit, integration, mpi; gpu tests say SKIPPED without a
-# device), then the unit tests again under AddressSanitizer + UBSan, then the
-# embedding example against the installed package. Exits non-zero on any failure.
+# device), then the unit tests again under AddressSanitizer + UBSan, then (with
+# nvcc) builds the GPU bundle and runs gpu-check.sh from it, then the embedding
+# example against the installed package. Exits non-zero on any failure.
 #   STRATA_TEST_SKIP_SANITIZE=1   skip the sanitizer pass (local iterations)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +23,12 @@ if [ "${STRATA_TEST_SKIP_SANITIZE:-0}" != 1 ]; then
   cmake --build build-sanitize -j "$JOBS"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-sanitize -L unit --output-on-failure --timeout 1800
+fi
+
+if [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc >/dev/null; then
+  echo "[test] GPU bundle: scripts/gpu-bundle.sh, then gpu-check.sh from it (every GPU step SKIPPED without a device)"
+  STRATA_GPU_BUILD_DIR=build-gpu STRATA_GPU_BUNDLE_DIR=build-gpu/bundle scripts/gpu-bundle.sh
+  build-gpu/bundle/gpu-check.sh --expect-skip
 fi
 
 echo "[test] embedding example against the installed package"
