@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "kernels/cuda/storage_io.cuh"
+#include "kernels/cuda/half_io.cuh"
 
 namespace strata::cuda {
 
@@ -18,15 +18,15 @@ namespace strata::cuda {
 template <bool kVector, typename T, typename F>
 __device__ __forceinline__ void row_read(const T* a, int64_t cols, int lane, int tpr, F&& f) {
   if constexpr (kVector) {
-    constexpr int V = storage_io::kVec<T>;
+    constexpr int V = kVec<T>;
     for (int64_t j = static_cast<int64_t>(lane) * V; j < cols; j += static_cast<int64_t>(tpr) * V) {
       float va[V];
-      storage_io::load_vec(a, j, va);
+      load_vec(a, j, va);
 #pragma unroll
       for (int k = 0; k < V; ++k) f(j + k, va[k]);
     }
   } else {
-    for (int64_t j = lane; j < cols; j += tpr) f(j, storage_io::load(a, j));
+    for (int64_t j = lane; j < cols; j += tpr) f(j, load(a, j));
   }
 }
 
@@ -34,16 +34,16 @@ __device__ __forceinline__ void row_read(const T* a, int64_t cols, int lane, int
 template <bool kVector, typename T, typename F>
 __device__ __forceinline__ void row_read2(const T* a, const T* b, int64_t cols, int lane, int tpr, F&& f) {
   if constexpr (kVector) {
-    constexpr int V = storage_io::kVec<T>;
+    constexpr int V = kVec<T>;
     for (int64_t j = static_cast<int64_t>(lane) * V; j < cols; j += static_cast<int64_t>(tpr) * V) {
       float va[V], vb[V];
-      storage_io::load_vec(a, j, va);
-      storage_io::load_vec(b, j, vb);
+      load_vec(a, j, va);
+      load_vec(b, j, vb);
 #pragma unroll
       for (int k = 0; k < V; ++k) f(j + k, va[k], vb[k]);
     }
   } else {
-    for (int64_t j = lane; j < cols; j += tpr) f(j, storage_io::load(a, j), storage_io::load(b, j));
+    for (int64_t j = lane; j < cols; j += tpr) f(j, load(a, j), load(b, j));
   }
 }
 
@@ -51,16 +51,16 @@ __device__ __forceinline__ void row_read2(const T* a, const T* b, int64_t cols, 
 template <bool kVector, typename T, typename F>
 __device__ __forceinline__ void row_map(const T* a, T* out, int64_t cols, int lane, int tpr, F&& f) {
   if constexpr (kVector) {
-    constexpr int V = storage_io::kVec<T>;
+    constexpr int V = kVec<T>;
     for (int64_t j = static_cast<int64_t>(lane) * V; j < cols; j += static_cast<int64_t>(tpr) * V) {
       float v[V];
-      storage_io::load_vec(a, j, v);
+      load_vec(a, j, v);
 #pragma unroll
       for (int k = 0; k < V; ++k) v[k] = f(j + k, v[k]);
-      storage_io::store_vec(out, j, v);
+      store_vec(out, j, v);
     }
   } else {
-    for (int64_t j = lane; j < cols; j += tpr) storage_io::store(out, j, f(j, storage_io::load(a, j)));
+    for (int64_t j = lane; j < cols; j += tpr) store(out, j, f(j, load(a, j)));
   }
 }
 
@@ -69,18 +69,17 @@ template <bool kVector, typename T, typename F>
 __device__ __forceinline__ void row_map2(const T* a, const T* b, T* out, int64_t cols, int lane, int tpr,
                                          F&& f) {
   if constexpr (kVector) {
-    constexpr int V = storage_io::kVec<T>;
+    constexpr int V = kVec<T>;
     for (int64_t j = static_cast<int64_t>(lane) * V; j < cols; j += static_cast<int64_t>(tpr) * V) {
       float va[V], vb[V];
-      storage_io::load_vec(a, j, va);
-      storage_io::load_vec(b, j, vb);
+      load_vec(a, j, va);
+      load_vec(b, j, vb);
 #pragma unroll
       for (int k = 0; k < V; ++k) va[k] = f(j + k, va[k], vb[k]);
-      storage_io::store_vec(out, j, va);
+      store_vec(out, j, va);
     }
   } else {
-    for (int64_t j = lane; j < cols; j += tpr)
-      storage_io::store(out, j, f(j, storage_io::load(a, j), storage_io::load(b, j)));
+    for (int64_t j = lane; j < cols; j += tpr) store(out, j, f(j, load(a, j), load(b, j)));
   }
 }
 
