@@ -11,7 +11,7 @@
 #include <random>
 #include <vector>
 
-#include "device_memory.h"
+#include "device_buffer.h"
 #include "kernels/backends.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/gemm_plan.h"

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "device_memory.h"
+#include "device_buffer.h"
 #include "kernels/allocator.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/device_ops_backends.h"
@@ -24,7 +24,7 @@
 namespace strata {
 namespace {
 
-// A device buffer with its view (gpu_test::DeviceMemory); freed at scope end.
+// A device buffer with its view (gpu_test::DeviceMemory, device_buffer.h); freed at scope end.
 struct DeviceTensor {
   TensorView v;
   gpu_test::DeviceMemory mem;

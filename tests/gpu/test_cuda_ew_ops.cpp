@@ -16,7 +16,7 @@
 #include <tuple>
 #include <vector>
 
-#include "device_memory.h"
+#include "device_buffer.h"
 #include "kernels/allocator.h"
 #include "kernels/backends.h"
 #include "kernels/cuda/runtime.h"

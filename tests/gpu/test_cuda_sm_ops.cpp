@@ -12,7 +12,7 @@
 #include <random>
 #include <vector>
 
-#include "device_memory.h"
+#include "device_buffer.h"
 #include "kernels/allocator.h"
 #include "kernels/backends.h"
 #include "kernels/cuda/runtime.h"

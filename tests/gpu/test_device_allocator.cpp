@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "device_memory.h"
+#include "device_buffer.h"
 #include "kernels/allocator.h"
 #include "kernels/cuda/runtime.h"
 
