@@ -13,7 +13,7 @@
 
 #include "kernels/backends.h"
 #include "kernels/cuda/channel_reduce.cuh"
-#include "kernels/cuda/float_access.cuh"
+#include "kernels/cuda/half_io.cuh"
 #include "kernels/norm_math.h"
 
 namespace strata::cuda {
@@ -145,8 +145,8 @@ void batch_norm_forward(const OpAttrs& a, const TensorView* in, TensorView* out)
   AnyFloat rv = any_float(in[4].data, in[4].dtype, op, "running_var");
   float *mean = stat_ptr(out[1], "mean"), *invstd = stat_ptr(out[2], "invstd");
   cudaStream_t stream = context().stream;
-  with_storage_type(in[0].dtype, op, [&](auto tag) {
-    using T = decltype(tag);
+  dispatch_float(in[0].dtype, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     const T* x = in[0].as<const T>();
     if (a.training) {
       float count = static_cast<float>(g.N * g.S);
@@ -179,8 +179,8 @@ void batch_norm_backward(const OpAttrs& a, const TensorView* in, const TensorVie
   if (gout.dtype != in[0].dtype || (gin[0].defined() && gin[0].dtype != in[0].dtype))
     throw Error(std::string("batch_norm backward: grad dtypes must be the input's ") +
                 dtype_name(in[0].dtype));
-  with_storage_type(in[0].dtype, op, [&](auto tag) {
-    using T = decltype(tag);
+  dispatch_float(in[0].dtype, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     const T *x = in[0].as<const T>(), *go = gout.as<const T>();
     Scratch sums(static_cast<size_t>(2 * g.C) * sizeof(float));
     if (need_sums)

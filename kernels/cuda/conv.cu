@@ -18,7 +18,7 @@
 #include "kernels/cuda/channel_reduce.cuh"
 #include "kernels/cuda/conv_algo_cache.h"
 #include "kernels/cuda/cudnn_desc.h"
-#include "kernels/cuda/float_access.cuh"
+#include "kernels/cuda/half_io.cuh"
 
 namespace strata::cuda {
 namespace {
@@ -138,6 +138,26 @@ struct Call {
   Call() : ctx(context()), handle(ctx.cudnn()), tf32(ctx.allow_tf32) {}
 };
 
+// The algorithm of one pass, from the cache or, the first time a problem is
+// seen, timed by cuDNN: count(&max) asks how many results to expect and
+// find(max, &got, perf, ws) times them (the pass's cudnnFind*AlgorithmEx) with
+// the search workspace ws. Leaves p.conv set to the chosen math type.
+template <typename Perf, typename Count, typename Find>
+ConvAlgo chosen_algo(const Call& call, const Geometry& g, Problem& p, ConvPass pass, const char* name,
+                     Count&& count, Find&& find) {
+  ConvAlgo algo = algo_cache().get(g.key(pass, call.tf32, call.ctx.device), [&] {
+    p.conv.set_math(search_math(g.dtype, call.tf32));
+    int max = 0, got = 0;
+    count(&max);
+    std::vector<Perf> perf(static_cast<size_t>(max));
+    Scratch ws(search_workspace_bytes());
+    find(max, &got, perf.data(), ws);
+    return pick(perf, got, g.dtype, call.tf32, name);
+  });
+  p.conv.set_math(static_cast<cudnnMathType_t>(algo.math));
+  return algo;
+}
+
 // Adds the op, the pass and the problem to any error from `fn`.
 template <typename Fn>
 void with_context(const char* pass, const Geometry& g, Fn&& fn) {
@@ -167,18 +187,16 @@ void conv2d_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
       STRATA_CUDA_CHECK(cudaMemsetAsync(out[0].data, 0, out[0].bytes(), call.ctx.stream));
     } else {
       Problem p(g);
-      ConvAlgo algo = algo_cache().get(g.key(ConvPass::forward, call.tf32, call.ctx.device), [&] {
-        p.conv.set_math(search_math(g.dtype, call.tf32));
-        int max = 0, got = 0;
-        STRATA_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(call.handle, &max));
-        std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<size_t>(max));
-        Scratch ws(search_workspace_bytes());
-        STRATA_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
-            call.handle, p.x.get(), in[0].data, p.w.get(), in[1].data, p.conv.get(), p.y.get(), out[0].data,
-            max, &got, perf.data(), ws.data(), ws.bytes()));
-        return pick(perf, got, g.dtype, call.tf32, "forward");
-      });
-      p.conv.set_math(static_cast<cudnnMathType_t>(algo.math));
+      ConvAlgo algo = chosen_algo<cudnnConvolutionFwdAlgoPerf_t>(
+          call, g, p, ConvPass::forward, "forward",
+          [&](int* max) {
+            STRATA_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(call.handle, max));
+          },
+          [&](int max, int* got, cudnnConvolutionFwdAlgoPerf_t* perf, Scratch& ws) {
+            STRATA_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
+                call.handle, p.x.get(), in[0].data, p.w.get(), in[1].data, p.conv.get(), p.y.get(),
+                out[0].data, max, got, perf, ws.data(), ws.bytes()));
+          });
       Scratch ws(algo.workspace);
       float one = 1.0f, zero = 0.0f;
       STRATA_CUDNN_CHECK(cudnnConvolutionForward(call.handle, &one, p.x.get(), in[0].data, p.w.get(),
@@ -186,8 +204,8 @@ void conv2d_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
                                                  static_cast<cudnnConvolutionFwdAlgo_t>(algo.algo), ws.data(),
                                                  ws.bytes(), &zero, p.y.get(), out[0].data));
     }
-    with_storage_type(g.dtype, kOp, [&](auto tag) {
-      using T = decltype(tag);
+    dispatch_float(g.dtype, kOp, [&](auto tag) {
+      using T = typename decltype(tag)::type;
       bias_add_kernel<T><<<blocks_for(out[0].numel()), kThreads, 0, call.ctx.stream>>>(
           out[0].numel(), g.o, g.ho * g.wo, bias, out[0].as<T>());
       STRATA_CUDA_LAUNCH_CHECK();
@@ -209,18 +227,16 @@ void conv2d_backward(const OpAttrs& a, const TensorView* in, const TensorView*, 
     } else {
       Problem p(g);
       if (gin[0].defined()) {
-        ConvAlgo algo = algo_cache().get(g.key(ConvPass::backward_data, call.tf32, call.ctx.device), [&] {
-          p.conv.set_math(search_math(g.dtype, call.tf32));
-          int max = 0, got = 0;
-          STRATA_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(call.handle, &max));
-          std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(static_cast<size_t>(max));
-          Scratch ws(search_workspace_bytes());
-          STRATA_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(
-              call.handle, p.w.get(), in[1].data, p.y.get(), gout.data, p.conv.get(), p.x.get(), gin[0].data,
-              max, &got, perf.data(), ws.data(), ws.bytes()));
-          return pick(perf, got, g.dtype, call.tf32, "backward-data");
-        });
-        p.conv.set_math(static_cast<cudnnMathType_t>(algo.math));
+        ConvAlgo algo = chosen_algo<cudnnConvolutionBwdDataAlgoPerf_t>(
+            call, g, p, ConvPass::backward_data, "backward-data",
+            [&](int* max) {
+              STRATA_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(call.handle, max));
+            },
+            [&](int max, int* got, cudnnConvolutionBwdDataAlgoPerf_t* perf, Scratch& ws) {
+              STRATA_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(
+                  call.handle, p.w.get(), in[1].data, p.y.get(), gout.data, p.conv.get(), p.x.get(),
+                  gin[0].data, max, got, perf, ws.data(), ws.bytes()));
+            });
         Scratch ws(algo.workspace);
         STRATA_CUDNN_CHECK(
             cudnnConvolutionBackwardData(call.handle, &one, p.w.get(), in[1].data, p.y.get(), gout.data,
@@ -228,18 +244,16 @@ void conv2d_backward(const OpAttrs& a, const TensorView* in, const TensorView*, 
                                          ws.data(), ws.bytes(), &zero, p.x.get(), gin[0].data));
       }
       if (gin[1].defined()) {
-        ConvAlgo algo = algo_cache().get(g.key(ConvPass::backward_filter, call.tf32, call.ctx.device), [&] {
-          p.conv.set_math(search_math(g.dtype, call.tf32));
-          int max = 0, got = 0;
-          STRATA_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(call.handle, &max));
-          std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(static_cast<size_t>(max));
-          Scratch ws(search_workspace_bytes());
-          STRATA_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
-              call.handle, p.x.get(), in[0].data, p.y.get(), gout.data, p.conv.get(), p.w.get(), gin[1].data,
-              max, &got, perf.data(), ws.data(), ws.bytes()));
-          return pick(perf, got, g.dtype, call.tf32, "backward-filter");
-        });
-        p.conv.set_math(static_cast<cudnnMathType_t>(algo.math));
+        ConvAlgo algo = chosen_algo<cudnnConvolutionBwdFilterAlgoPerf_t>(
+            call, g, p, ConvPass::backward_filter, "backward-filter",
+            [&](int* max) {
+              STRATA_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(call.handle, max));
+            },
+            [&](int max, int* got, cudnnConvolutionBwdFilterAlgoPerf_t* perf, Scratch& ws) {
+              STRATA_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
+                  call.handle, p.x.get(), in[0].data, p.y.get(), gout.data, p.conv.get(), p.w.get(),
+                  gin[1].data, max, got, perf, ws.data(), ws.bytes()));
+            });
         Scratch ws(algo.workspace);
         STRATA_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
             call.handle, &one, p.x.get(), in[0].data, p.y.get(), gout.data, p.conv.get(),
@@ -249,8 +263,8 @@ void conv2d_backward(const OpAttrs& a, const TensorView* in, const TensorView*, 
     }
     if (!gin[2].defined()) return;
     AnyFloat db = any_float(gin[2].data, gin[2].dtype, kOp, "grad of bias");
-    with_storage_type(g.dtype, kOp, [&](auto tag) {
-      using T = decltype(tag);
+    dispatch_float(g.dtype, kOp, [&](auto tag) {
+      using T = typename decltype(tag)::type;
       channel_reduce<1>(g.n, g.o, g.ho * g.wo, SumDy<T>{gout.as<const T>()}, StoreSum{db});
     });
   });

@@ -17,16 +17,14 @@
 
 #include "kernels/backends.h"
 #include "kernels/cuda/context.h"
+#include "kernels/cuda/half_io.cuh"
 #include "kernels/cuda/row_launch.h"
 #include "kernels/cuda/row_reduce.cuh"
 #include "kernels/cuda/row_walk.cuh"
-#include "kernels/cuda/storage_io.cuh"
 #include "kernels/scalar_math.h"
 
 namespace strata::cuda {
 namespace {
-
-using storage_io::load;
 
 constexpr const char* kOp = "cuda cross_entropy";
 constexpr int kMeanThreads = 1024;
@@ -101,7 +99,7 @@ void cross_entropy_forward(const OpAttrs& a, const TensorView* in, TensorView* o
   RowLaunch l = row_launch(rows, cols, kOp);
   cudaStream_t stream = context().stream;
   Scratch row_loss(static_cast<size_t>(rows) * sizeof(float));
-  storage_io::dispatch_float(x.dtype, "cuda cross_entropy logits", [&](auto tag) {
+  dispatch_float(x.dtype, "cuda cross_entropy logits", [&](auto tag) {
     using T = typename decltype(tag)::type;
     with_vector(row_vectorizable(cols, sizeof(T), {x.data}), [&](auto vec) {
       cross_entropy_rows_kernel<T, decltype(vec)::value>
@@ -128,7 +126,7 @@ void cross_entropy_backward(const OpAttrs& a, const TensorView* in, const Tensor
   RowLaunch l = row_launch(rows, cols, kOp);
   float smooth = static_cast<float>(a.label_smoothing / static_cast<double>(cols));
   float hit = static_cast<float>(1 - a.label_smoothing);
-  storage_io::dispatch_float(x.dtype, "cuda cross_entropy logits", [&](auto tag) {
+  dispatch_float(x.dtype, "cuda cross_entropy logits", [&](auto tag) {
     using T = typename decltype(tag)::type;
     with_vector(row_vectorizable(cols, sizeof(T), {x.data, gin[0].data}), [&](auto vec) {
       cross_entropy_backward_kernel<T, decltype(vec)::value>

@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "kernels/cuda/context.h"
+#include "kernels/cuda/gather.h"
 #include "kernels/cuda/half_io.cuh"
 #include "kernels/device_ops_backends.h"
 #include "kernels/launch_shape.h"
@@ -90,14 +91,6 @@ __global__ void convert_kernel(const S* src, D* dst, int64_t n) {
     dst[i] = from_f64<D>(to_f64(src[i]));
 }
 
-// U: an unsigned word of the element size; src is read through the strided map.
-template <typename U>
-__global__ void strided_copy_kernel(const U* src, launch::IndexMap map, U* dst, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x)
-    dst[i] = src[map.offset(i)];
-}
-
 template <typename X, typename Y>
 __global__ void axpy_kernel(float alpha, const X* x, Y* y, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
@@ -170,27 +163,9 @@ void strided_copy(const TensorView& src, const std::vector<int64_t>& strides, co
   if (strides.size() != src.shape.size())
     throw Error("cuda_dev::strided_copy: " + std::to_string(strides.size()) + " strides for shape " +
                 shape_str(src.shape));
-  int64_t n = dst.numel();
-  if (n == 0) return;
-  launch::IndexMap map = launch::pack_index(src.shape, strides, "cuda_dev::strided_copy");
-  cudaStream_t s = context().stream;
-  auto run = [&](auto word) {
-    using U = decltype(word);
-    launch1d(n, [&](unsigned b) {
-      strided_copy_kernel<<<b, launch::kThreads, 0, s>>>(static_cast<const U*>(src.data), map,
-                                                         static_cast<U*>(dst.data), n);
-    });
-  };
-  switch (dtype_size(src.dtype)) {
-    case 1:
-      return run(uint8_t{});
-    case 2:
-      return run(uint16_t{});
-    case 4:
-      return run(uint32_t{});
-    default:
-      return run(uint64_t{});
-  }
+  if (dst.numel() == 0) return;
+  cuda::strided_gather(src.data, launch::pack_index(src.shape, strides, "cuda_dev::strided_copy"), dst.data,
+                       dst.numel(), dtype_size(src.dtype));
 }
 
 void copy(const TensorView& src, const TensorView& dst) {

@@ -19,13 +19,10 @@
 #include "kernels/backends.h"
 #include "kernels/cuda/context.h"
 #include "kernels/cuda/embedding_sort.h"
-#include "kernels/cuda/storage_io.cuh"
+#include "kernels/cuda/half_io.cuh"
 
 namespace strata::cuda {
 namespace {
-
-using storage_io::load;
-using storage_io::store;
 
 constexpr int kThreads = 128;             // threads across D of one row
 constexpr int64_t kMaxGrid = 65535 * 16;  // blocks; grid-strided beyond
@@ -82,7 +79,7 @@ void embedding_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
   const TensorView &ids = in[0], &table = in[1];
   int64_t count = ids.numel(), V = table.shape[0], D = table.shape[1];
   if (count == 0 || D == 0) return;
-  storage_io::dispatch_float(table.dtype, "cuda embedding table", [&](auto tag) {
+  dispatch_float(table.dtype, "cuda embedding table", [&](auto tag) {
     using T = typename decltype(tag)::type;
     gather_kernel<T><<<static_cast<unsigned>(grid_for(count)), kThreads, 0, context().stream>>>(
         ids.as<const int64_t>(), table.as<const T>(), out[0].as<T>(), count, V, D);
@@ -125,7 +122,7 @@ void embedding_backward(const OpAttrs&, const TensorView* in, const TensorView*,
                                                     sorted_keys.as<uint32_t>(), pos.as<const int32_t>(),
                                                     sorted_pos.as<int32_t>(), count, 0, end_bit, stream));
 
-  storage_io::dispatch_float(dtable.dtype, "cuda embedding table grad", [&](auto tag) {
+  dispatch_float(dtable.dtype, "cuda embedding table grad", [&](auto tag) {
     using T = typename decltype(tag)::type;
     segment_sum_kernel<T><<<static_cast<unsigned>(grid_for(count)), kThreads, 0, stream>>>(
         sorted_keys.as<const uint32_t>(), sorted_pos.as<const int32_t>(), g.as<const T>(), dtable.as<T>(),

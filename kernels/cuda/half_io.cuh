@@ -9,6 +9,7 @@
 //   load(p, i) / store(p, i, v)       one element as float
 //   load_vec / store_vec              kVec<T> elements (16 bytes) at once; p + i 16-byte aligned
 //   dispatch_float(dtype, where, f)   calls f(StorageTag<T>{}) with T = float, __half or __nv_bfloat16
+//   AnyFloat / any_float              a small f32/f16/bf16 vector whose dtype is chosen at run time
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -129,6 +130,48 @@ decltype(auto) dispatch_float(DType dt, const char* where, F&& f) {
 template <typename T>
 T* data_as(const TensorView& v) {
   return static_cast<T*>(v.data);
+}
+
+// ---- run-time dtype access ----------------------------------------------------
+
+// A read-only or writable f32/f16/bf16 vector whose dtype is known only at run
+// time. Hot tensors (x, y, gradients) go through a template on their storage
+// type; small per-channel or per-column parameters, which may each be half or
+// f32 (the norm ops' contract), go through this: a uniform branch, taken once per
+// channel or column element.
+struct AnyFloat {
+  void* data;
+  DType dtype;
+  __device__ __forceinline__ float load(int64_t i) const {
+    switch (dtype) {
+      case DType::f16:
+        return cuda::load(static_cast<const __half*>(data), i);
+      case DType::bf16:
+        return cuda::load(static_cast<const __nv_bfloat16*>(data), i);
+      default:
+        return cuda::load(static_cast<const float*>(data), i);
+    }
+  }
+  __device__ __forceinline__ void store(int64_t i, float v) const {
+    switch (dtype) {
+      case DType::f16:
+        cuda::store(static_cast<__half*>(data), i, v);
+        break;
+      case DType::bf16:
+        cuda::store(static_cast<__nv_bfloat16*>(data), i, v);
+        break;
+      default:
+        cuda::store(static_cast<float*>(data), i, v);
+    }
+  }
+};
+
+// An f32/f16/bf16 vector, checked on the host before a kernel gets it; any other
+// dtype throws Error naming the op and the operand (`what`).
+inline AnyFloat any_float(void* data, DType dt, const char* op, const char* what) {
+  if (dt != DType::f32 && dt != DType::f16 && dt != DType::bf16)
+    throw Error(std::string(op) + ": " + what + " must be f32, f16 or bf16 on CUDA, got " + dtype_name(dt));
+  return AnyFloat{data, dt};
 }
 
 }  // namespace strata::cuda

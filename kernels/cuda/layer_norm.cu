@@ -10,7 +10,7 @@
 
 #include "kernels/backends.h"
 #include "kernels/cuda/channel_reduce.cuh"
-#include "kernels/cuda/float_access.cuh"
+#include "kernels/cuda/half_io.cuh"
 #include "kernels/norm_math.h"
 
 namespace strata::cuda {
@@ -117,8 +117,8 @@ void layer_norm_forward(const OpAttrs& a, const TensorView* in, TensorView* out)
   AnyFloat gamma = any_float(in[1].data, in[1].dtype, op, "gamma");
   AnyFloat beta = any_float(in[2].data, in[2].dtype, op, "beta");
   float *mean = stat_ptr(out[1], "mean"), *rstd = stat_ptr(out[2], "rstd");
-  with_storage_type(in[0].dtype, op, [&](auto tag) {
-    using T = decltype(tag);
+  dispatch_float(in[0].dtype, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     layer_norm_forward_kernel<T><<<row_blocks(rows), kWarpsPerBlock * 32, 0, context().stream>>>(
         rows, D, in[0].as<const T>(), gamma, beta, a.eps, out[0].as<T>(), mean, rstd);
     STRATA_CUDA_LAUNCH_CHECK();
@@ -143,8 +143,8 @@ void layer_norm_backward(const OpAttrs&, const TensorView* in, const TensorView*
     throw Error(std::string("layer_norm backward: grad dtypes must be the input's ") +
                 dtype_name(in[0].dtype));
   Context& ctx = context();
-  with_storage_type(in[0].dtype, op, [&](auto tag) {
-    using T = decltype(tag);
+  dispatch_float(in[0].dtype, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     const T *x = in[0].as<const T>(), *go = gout.as<const T>();
     if (gin[0].defined()) {
       layer_norm_dx_kernel<T><<<row_blocks(rows), kWarpsPerBlock * 32, 0, ctx.stream>>>(

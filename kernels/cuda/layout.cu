@@ -3,7 +3,7 @@
 // 4-byte words). reshape is a device-to-device copy. concat and slice see the
 // tensor as [outer, axis x inner] rows and move whole runs with
 // cudaMemcpy2DAsync (a pitched copy: the copy engine or its kernel, at memory
-// bandwidth). permute is a gather kernel: each output element decodes its
+// bandwidth). permute is the strided gather of gather.h: each output element decodes its
 // source offset through the collapsed map of the permuted input strides, so
 // writes are coalesced and reads are as contiguous as the permutation allows.
 // Backward: reshape copies, permute is the inverse permute, concat a split, and
@@ -15,30 +15,14 @@
 #include "base/error.h"
 #include "kernels/backends.h"
 #include "kernels/cuda/context.h"
+#include "kernels/cuda/gather.h"
 #include "kernels/launch_shape.h"
+#include "kernels/layout_geom.h"
 
 namespace strata::cuda {
 namespace {
 
-size_t axis_of(int64_t axis, size_t rank) {
-  return static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(rank) : axis);
-}
-int64_t prod(const Shape& s, size_t b, size_t e) {
-  int64_t n = 1;
-  for (size_t d = b; d < e; ++d) n *= s[d];
-  return n;
-}
-
-// ---- kernels -------------------------------------------------------------------
-
-template <typename U>
-__global__ void gather_kernel(const U* src, launch::IndexMap map, U* dst, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x)
-    dst[i] = src[map.offset(i)];
-}
-
-// ---- launchers -------------------------------------------------------------------
+// ---- helpers -------------------------------------------------------------------
 
 void copy_bytes(void* dst, const void* src, size_t bytes) {
   if (bytes) STRATA_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, context().stream));
@@ -64,57 +48,31 @@ void permute_copy(const void* src, const Shape& in, const std::vector<size_t>& a
     os[d] = in[axes[d]];
     st[d] = in_st[axes[d]];
   }
-  launch::IndexMap map = launch::pack_index(os, st, what);
-  Context& c = context();
-  auto blocks = static_cast<unsigned>(launch::blocks_for(n, launch::grid_cap(c.sm_count)));
-  auto run = [&](auto word) {
-    using U = decltype(word);
-    gather_kernel<<<blocks, launch::kThreads, 0, c.stream>>>(static_cast<const U*>(src), map,
-                                                             static_cast<U*>(dst), n);
-    STRATA_CUDA_LAUNCH_CHECK();
-  };
-  switch (dtype_size(dt)) {
-    case 1:
-      return run(uint8_t{});
-    case 2:
-      return run(uint16_t{});
-    case 4:
-      return run(uint32_t{});
-    default:
-      return run(uint64_t{});
-  }
+  strided_gather(src, launch::pack_index(os, st, what), dst, n, dtype_size(dt));
 }
 
-std::vector<size_t> norm_axes(const std::vector<int64_t>& axes, size_t rank) {
-  std::vector<size_t> r;
-  for (auto a : axes) r.push_back(axis_of(a, rank));
-  return r;
-}
-
-// [outer, run_a + run_b] <-> [outer, run_a], [outer, run_b] in bytes
+// layout::ConcatGeom in bytes: [outer, run_a + run_b] <-> [outer, run_a], [outer, run_b]
 struct ConcatGeom {
   size_t outer, run_a, run_b;
   ConcatGeom(const OpAttrs& a, const Shape& sa, const Shape& sb, DType dt) {
-    size_t ax = axis_of(a.axis, sa.size());
-    auto inner = static_cast<size_t>(prod(sa, ax + 1, sa.size()));
-    outer = static_cast<size_t>(prod(sa, 0, ax));
-    run_a = static_cast<size_t>(sa[ax]) * inner * dtype_size(dt);
-    run_b = static_cast<size_t>(sb[ax]) * inner * dtype_size(dt);
+    layout::ConcatGeom e(a, sa, sb);
+    size_t es = dtype_size(dt);
+    outer = static_cast<size_t>(e.outer);
+    run_a = static_cast<size_t>(e.run_a) * es;
+    run_b = static_cast<size_t>(e.run_b) * es;
   }
 };
 
-// [outer, dim x inner] with the window [start, start + len) x inner, in bytes
+// layout::SliceGeom in bytes: [outer, dim_run] with the window [start_off, start_off + len_run)
 struct SliceGeom {
   size_t outer, dim_run, start_off, len_run;
   SliceGeom(const OpAttrs& a, const Shape& in, const Shape& out, DType dt) {
-    size_t ax = axis_of(a.axis, in.size());
-    int64_t inner = prod(in, ax + 1, in.size()), dim = in[ax];
-    int64_t start = std::clamp<int64_t>(a.start < 0 ? a.start + dim : a.start, 0, dim);
+    layout::SliceGeom e(a, in, out);
     size_t es = dtype_size(dt);
-    outer = static_cast<size_t>(prod(in, 0, ax));
-    dim_run = static_cast<size_t>(dim * inner) * es;
-    start_off = static_cast<size_t>(start * inner) * es;
-    len_run = static_cast<size_t>(out[ax] * inner) * es;
+    outer = static_cast<size_t>(e.outer);
+    dim_run = static_cast<size_t>(e.dim_run) * es;
+    start_off = static_cast<size_t>(e.start_off) * es;
+    len_run = static_cast<size_t>(e.len_run) * es;
   }
 };
 
@@ -131,16 +89,14 @@ void reshape_backward(const OpAttrs&, const TensorView*, const TensorView*, cons
 }
 
 void permute_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
-  permute_copy(in[0].data, in[0].shape, norm_axes(a.axes, in[0].shape.size()), out[0].data, in[0].dtype,
-               "cuda permute_forward");
+  permute_copy(in[0].data, in[0].shape, layout::norm_axes(a.axes, in[0].shape.size()), out[0].data,
+               in[0].dtype, "cuda permute_forward");
 }
 void permute_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& g,
                       TensorView* gin) {
   if (!gin[0].defined()) return;
-  auto axes = norm_axes(a.axes, in[0].shape.size());
-  std::vector<size_t> inverse(axes.size());
-  for (size_t d = 0; d < axes.size(); ++d) inverse[axes[d]] = d;
-  permute_copy(g.data, out[0].shape, inverse, gin[0].data, g.dtype, "cuda permute_backward");
+  permute_copy(g.data, out[0].shape, layout::inverse_axes(layout::norm_axes(a.axes, in[0].shape.size())),
+               gin[0].data, g.dtype, "cuda permute_backward");
 }
 
 void concat_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {

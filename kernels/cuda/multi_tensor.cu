@@ -177,19 +177,25 @@ void check_scalar(const TensorView& v, const char* op, const char* name) {
     throw Error(std::string("cuda_dev::") + op + ": " + name + " must be an f32 scalar on cuda");
 }
 
+// One-tensor refs of the f32/half tensors xs[0..n) (sum_of_squares, unscale);
+// an undefined one (a parameter without a gradient) is skipped, as on the CPU.
+std::vector<TensorRef> single_refs(const TensorView* xs, size_t n, const char* op, const char* name) {
+  std::vector<TensorRef> refs(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (!xs[i].defined()) continue;
+    check_view(xs[i], op, i, name, false);
+    refs[i] = {xs[i].data, nullptr, nullptr, nullptr, xs[i].numel(), xs[i].dtype};
+  }
+  return refs;
+}
+
 }  // namespace
 
 // ---- launchers -------------------------------------------------------------------
 
 void sum_of_squares(const TensorView* xs, size_t n, const TensorView& out) {
   check_scalar(out, "sum_of_squares", "out");
-  std::vector<TensorRef> refs(n);
-  for (size_t i = 0; i < n; ++i) {
-    if (!xs[i].defined()) continue;  // a parameter without a gradient, as on the CPU
-    check_view(xs[i], "sum_of_squares", i, "x", false);
-    refs[i] = {xs[i].data, nullptr, nullptr, nullptr, xs[i].numel(), xs[i].dtype};
-  }
-  Descriptors d(refs);
+  Descriptors d(single_refs(xs, n, "sum_of_squares", "x"));
   if (d.blocks() == 0) return;
   cudaStream_t s = context().stream;
   cuda::Scratch partial(static_cast<size_t>(d.blocks()) * sizeof(double));
@@ -202,13 +208,7 @@ void sum_of_squares(const TensorView* xs, size_t n, const TensorView& out) {
 
 void unscale_found_inf(const TensorView* grads, size_t n, float inv_scale, const TensorView& found_inf) {
   check_scalar(found_inf, "unscale_found_inf", "found_inf");
-  std::vector<TensorRef> refs(n);
-  for (size_t i = 0; i < n; ++i) {
-    if (!grads[i].defined()) continue;  // a parameter without a gradient, as on the CPU
-    check_view(grads[i], "unscale_found_inf", i, "grad", false);
-    refs[i] = {grads[i].data, nullptr, nullptr, nullptr, grads[i].numel(), grads[i].dtype};
-  }
-  Descriptors d(refs);
+  Descriptors d(single_refs(grads, n, "unscale_found_inf", "grad"));
   if (d.blocks() == 0) return;
   unscale_kernel<<<static_cast<unsigned>(d.blocks()), kThreads, 0, context().stream>>>(
       d.refs(), d.chunks(), inv_scale, static_cast<float*>(found_inf.data));

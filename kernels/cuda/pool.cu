@@ -15,16 +15,13 @@
 
 #include "kernels/backends.h"
 #include "kernels/cuda/context.h"
+#include "kernels/cuda/half_io.cuh"
 #include "kernels/cuda/pool_window.h"
 #include "kernels/cuda/row_launch.h"
 #include "kernels/cuda/row_reduce.cuh"
-#include "kernels/cuda/storage_io.cuh"
 
 namespace strata::cuda {
 namespace {
-
-using storage_io::load;
-using storage_io::store;
 
 constexpr int kThreads = 256;
 
@@ -148,7 +145,7 @@ __global__ void global_avg_backward_kernel(const T* dy, T* dx, int64_t planes, i
 void max_pool2d_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
   Geom g = geom(a, in[0], out[0]);
   if (out[0].numel() == 0) return;
-  storage_io::dispatch_float(in[0].dtype, "cuda max_pool2d x", [&](auto tag) {
+  dispatch_float(in[0].dtype, "cuda max_pool2d x", [&](auto tag) {
     using T = typename decltype(tag)::type;
     max_pool_forward_kernel<T><<<grid_for(out[0].numel()), kThreads, 0, context().stream>>>(
         in[0].as<const T>(), out[0].as<T>(), out[1].as<int64_t>(), g);
@@ -160,7 +157,7 @@ void max_pool2d_backward(const OpAttrs& a, const TensorView* in, const TensorVie
                          const TensorView& gout, TensorView* gin) {
   if (!gin[0].defined() || gin[0].numel() == 0) return;
   Geom g = geom(a, in[0], out[0]);
-  storage_io::dispatch_float(gin[0].dtype, "cuda max_pool2d dx", [&](auto tag) {
+  dispatch_float(gin[0].dtype, "cuda max_pool2d dx", [&](auto tag) {
     using T = typename decltype(tag)::type;
     max_pool_backward_kernel<T><<<grid_for(gin[0].numel()), kThreads, 0, context().stream>>>(
         gout.as<const T>(), out[1].as<const int64_t>(), gin[0].as<T>(), g);
@@ -171,7 +168,7 @@ void max_pool2d_backward(const OpAttrs& a, const TensorView* in, const TensorVie
 void avg_pool2d_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
   Geom g = geom(a, in[0], out[0]);
   if (out[0].numel() == 0) return;
-  storage_io::dispatch_float(in[0].dtype, "cuda avg_pool2d x", [&](auto tag) {
+  dispatch_float(in[0].dtype, "cuda avg_pool2d x", [&](auto tag) {
     using T = typename decltype(tag)::type;
     avg_pool_forward_kernel<T>
         <<<grid_for(out[0].numel()), kThreads, 0, context().stream>>>(in[0].as<const T>(), out[0].as<T>(), g);
@@ -183,7 +180,7 @@ void avg_pool2d_backward(const OpAttrs& a, const TensorView* in, const TensorVie
                          const TensorView& gout, TensorView* gin) {
   if (!gin[0].defined() || gin[0].numel() == 0) return;
   Geom g = geom(a, in[0], out[0]);
-  storage_io::dispatch_float(gin[0].dtype, "cuda avg_pool2d dx", [&](auto tag) {
+  dispatch_float(gin[0].dtype, "cuda avg_pool2d dx", [&](auto tag) {
     using T = typename decltype(tag)::type;
     avg_pool_backward_kernel<T>
         <<<grid_for(gin[0].numel()), kThreads, 0, context().stream>>>(gout.as<const T>(), gin[0].as<T>(), g);
@@ -195,7 +192,7 @@ void global_avg_pool2d_forward(const OpAttrs&, const TensorView* in, TensorView*
   int64_t planes = out[0].numel(), plane = in[0].size(2) * in[0].size(3);
   if (planes == 0) return;
   RowLaunch l = row_launch(planes, plane, "cuda global_avg_pool2d");
-  storage_io::dispatch_float(in[0].dtype, "cuda global_avg_pool2d x", [&](auto tag) {
+  dispatch_float(in[0].dtype, "cuda global_avg_pool2d x", [&](auto tag) {
     using T = typename decltype(tag)::type;
     global_avg_forward_kernel<T><<<static_cast<unsigned>(l.grid), l.block, 0, context().stream>>>(
         in[0].as<const T>(), out[0].as<T>(), planes, plane, l.threads_per_row);
@@ -207,7 +204,7 @@ void global_avg_pool2d_backward(const OpAttrs&, const TensorView* in, const Tens
                                 const TensorView& gout, TensorView* gin) {
   if (!gin[0].defined() || gin[0].numel() == 0) return;
   int64_t planes = gout.numel(), plane = in[0].size(2) * in[0].size(3);
-  storage_io::dispatch_float(gin[0].dtype, "cuda global_avg_pool2d dx", [&](auto tag) {
+  dispatch_float(gin[0].dtype, "cuda global_avg_pool2d dx", [&](auto tag) {
     using T = typename decltype(tag)::type;
     global_avg_backward_kernel<T><<<grid_for(gin[0].numel()), kThreads, 0, context().stream>>>(
         gout.as<const T>(), gin[0].as<T>(), planes, plane);

@@ -10,57 +10,66 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "kernels/cuda/storage_io.cuh"
+#include "kernels/cuda/half_io.cuh"
 
 namespace strata::cuda {
+
+// Elements a lane takes per step: one 16-byte chunk (vector walk) or one element.
+template <bool kVector, typename T>
+inline constexpr int kStep = kVector ? kVec<T> : 1;
+
+// v[k] = p[j + k] for k < kStep, as float
+template <bool kVector, typename T>
+__device__ __forceinline__ void load_step(const T* p, int64_t j, float (&v)[kStep<kVector, T>]) {
+  if constexpr (kVector)
+    load_vec(p, j, v);
+  else
+    v[0] = load(p, j);
+}
+// p[j + k] = v[k] for k < kStep
+template <bool kVector, typename T>
+__device__ __forceinline__ void store_step(T* p, int64_t j, const float (&v)[kStep<kVector, T>]) {
+  if constexpr (kVector)
+    store_vec(p, j, v);
+  else
+    store(p, j, v[0]);
+}
 
 // f(j, a_j)
 template <bool kVector, typename T, typename F>
 __device__ __forceinline__ void row_read(const T* a, int64_t cols, int lane, int tpr, F&& f) {
-  if constexpr (kVector) {
-    constexpr int V = storage_io::kVec<T>;
-    for (int64_t j = static_cast<int64_t>(lane) * V; j < cols; j += static_cast<int64_t>(tpr) * V) {
-      float va[V];
-      storage_io::load_vec(a, j, va);
+  constexpr int V = kStep<kVector, T>;
+  for (int64_t j = static_cast<int64_t>(lane) * V; j < cols; j += static_cast<int64_t>(tpr) * V) {
+    float va[V];
+    load_step<kVector>(a, j, va);
 #pragma unroll
-      for (int k = 0; k < V; ++k) f(j + k, va[k]);
-    }
-  } else {
-    for (int64_t j = lane; j < cols; j += tpr) f(j, storage_io::load(a, j));
+    for (int k = 0; k < V; ++k) f(j + k, va[k]);
   }
 }
 
 // f(j, a_j, b_j)
 template <bool kVector, typename T, typename F>
 __device__ __forceinline__ void row_read2(const T* a, const T* b, int64_t cols, int lane, int tpr, F&& f) {
-  if constexpr (kVector) {
-    constexpr int V = storage_io::kVec<T>;
-    for (int64_t j = static_cast<int64_t>(lane) * V; j < cols; j += static_cast<int64_t>(tpr) * V) {
-      float va[V], vb[V];
-      storage_io::load_vec(a, j, va);
-      storage_io::load_vec(b, j, vb);
+  constexpr int V = kStep<kVector, T>;
+  for (int64_t j = static_cast<int64_t>(lane) * V; j < cols; j += static_cast<int64_t>(tpr) * V) {
+    float va[V], vb[V];
+    load_step<kVector>(a, j, va);
+    load_step<kVector>(b, j, vb);
 #pragma unroll
-      for (int k = 0; k < V; ++k) f(j + k, va[k], vb[k]);
-    }
-  } else {
-    for (int64_t j = lane; j < cols; j += tpr) f(j, storage_io::load(a, j), storage_io::load(b, j));
+    for (int k = 0; k < V; ++k) f(j + k, va[k], vb[k]);
   }
 }
 
 // out_j = f(j, a_j)
 template <bool kVector, typename T, typename F>
 __device__ __forceinline__ void row_map(const T* a, T* out, int64_t cols, int lane, int tpr, F&& f) {
-  if constexpr (kVector) {
-    constexpr int V = storage_io::kVec<T>;
-    for (int64_t j = static_cast<int64_t>(lane) * V; j < cols; j += static_cast<int64_t>(tpr) * V) {
-      float v[V];
-      storage_io::load_vec(a, j, v);
+  constexpr int V = kStep<kVector, T>;
+  for (int64_t j = static_cast<int64_t>(lane) * V; j < cols; j += static_cast<int64_t>(tpr) * V) {
+    float v[V];
+    load_step<kVector>(a, j, v);
 #pragma unroll
-      for (int k = 0; k < V; ++k) v[k] = f(j + k, v[k]);
-      storage_io::store_vec(out, j, v);
-    }
-  } else {
-    for (int64_t j = lane; j < cols; j += tpr) storage_io::store(out, j, f(j, storage_io::load(a, j)));
+    for (int k = 0; k < V; ++k) v[k] = f(j + k, v[k]);
+    store_step<kVector>(out, j, v);
   }
 }
 
@@ -68,19 +77,14 @@ __device__ __forceinline__ void row_map(const T* a, T* out, int64_t cols, int la
 template <bool kVector, typename T, typename F>
 __device__ __forceinline__ void row_map2(const T* a, const T* b, T* out, int64_t cols, int lane, int tpr,
                                          F&& f) {
-  if constexpr (kVector) {
-    constexpr int V = storage_io::kVec<T>;
-    for (int64_t j = static_cast<int64_t>(lane) * V; j < cols; j += static_cast<int64_t>(tpr) * V) {
-      float va[V], vb[V];
-      storage_io::load_vec(a, j, va);
-      storage_io::load_vec(b, j, vb);
+  constexpr int V = kStep<kVector, T>;
+  for (int64_t j = static_cast<int64_t>(lane) * V; j < cols; j += static_cast<int64_t>(tpr) * V) {
+    float va[V], vb[V];
+    load_step<kVector>(a, j, va);
+    load_step<kVector>(b, j, vb);
 #pragma unroll
-      for (int k = 0; k < V; ++k) va[k] = f(j + k, va[k], vb[k]);
-      storage_io::store_vec(out, j, va);
-    }
-  } else {
-    for (int64_t j = lane; j < cols; j += tpr)
-      storage_io::store(out, j, f(j, storage_io::load(a, j), storage_io::load(b, j)));
+    for (int k = 0; k < V; ++k) va[k] = f(j + k, va[k], vb[k]);
+    store_step<kVector>(out, j, va);
   }
 }
 

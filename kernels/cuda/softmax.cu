@@ -13,10 +13,10 @@
 
 #include "kernels/backends.h"
 #include "kernels/cuda/context.h"
+#include "kernels/cuda/half_io.cuh"
 #include "kernels/cuda/row_launch.h"
 #include "kernels/cuda/row_reduce.cuh"
 #include "kernels/cuda/row_walk.cuh"
-#include "kernels/cuda/storage_io.cuh"
 #include "kernels/scalar_math.h"
 
 namespace strata::cuda {
@@ -65,7 +65,7 @@ void forward(const char* op, const TensorView& x, const TensorView& y) {
   if (x.numel() == 0) return;
   int64_t cols = x.shape.back(), rows = x.numel() / cols;
   RowLaunch l = row_launch(rows, cols, op);
-  storage_io::dispatch_float(x.dtype, op, [&](auto tag) {
+  dispatch_float(x.dtype, op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     with_vector(row_vectorizable(cols, sizeof(T), {x.data, y.data}), [&](auto vec) {
       softmax_forward_kernel<T, kLog, decltype(vec)::value>
@@ -84,7 +84,7 @@ void backward(const char* op, const TensorView& y, const TensorView& g, const Te
   if (g.dtype != y.dtype || dx.dtype != y.dtype)
     throw Error(std::string(op) + ": y, grad and dx must share a dtype, got " + dtype_name(y.dtype) + ", " +
                 dtype_name(g.dtype) + ", " + dtype_name(dx.dtype));
-  storage_io::dispatch_float(y.dtype, op, [&](auto tag) {
+  dispatch_float(y.dtype, op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     with_vector(row_vectorizable(cols, sizeof(T), {y.data, g.data, dx.data}), [&](auto vec) {
       softmax_backward_kernel<T, kLog, decltype(vec)::value>

@@ -1,10 +1,15 @@
-// Test helper for the gpu suite (CUDA builds only): a host tensor of f32 values
-// stored in f32/f16/bf16, and its device copy, so that a CUDA kernel and a host
-// computation see exactly the same (rounded) inputs.
+// Test helpers shared by the gpu suite. Always available (no CUDA headers, so
+// the tests build in a CPU-only build and skip there): the skip for a missing
+// device, and device memory owned for a scope (device_allocator()). CUDA builds
+// only: a host tensor of f32 values stored in f32/f16/bf16, and its device copy,
+// so that a CUDA kernel and a host computation see exactly the same (rounded)
+// inputs.
 #pragma once
-#include <cuda_runtime.h>
+#include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -12,14 +17,34 @@
 #include <string>
 #include <vector>
 
+#include "kernels/allocator.h"
+#include "kernels/cuda/runtime.h"
 #include "kernels/half.h"
 #include "kernels/tensor_view.h"
 
+#if STRATA_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+// Ends the test as SKIPPED, with the runtime's reason, when no device is usable.
+#define STRATA_SKIP_WITHOUT_DEVICE()                                     \
+  do {                                                                   \
+    auto strata_st_ = ::strata::cuda::device_status();                   \
+    if (strata_st_.device_count == 0) GTEST_SKIP() << strata_st_.reason; \
+  } while (0)
+
 namespace strata::gpu_test {
 
-inline void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
-}
+// `bytes` of device memory (at least 1, so that an empty tensor still has an
+// address), freed at scope end.
+struct DeviceMemory {
+  size_t bytes;
+  void* data;
+  explicit DeviceMemory(size_t n) : bytes(std::max<size_t>(n, 1)), data(device_allocator().allocate(bytes)) {}
+  ~DeviceMemory() { device_allocator().deallocate(data, bytes); }
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+};
 
 // Values in f32 on the host; `bits` their storage in `dtype` (rounded on set()).
 struct HostTensor {
@@ -67,6 +92,23 @@ struct HostTensor {
   TensorView view() { return TensorView{bits.data(), dtype, shape, Device::cpu}; }
 };
 
+// max |x - y| / max(1, max |y|); NaN in x counts as infinitely far.
+inline double scaled_error(const std::vector<float>& x, const std::vector<double>& y) {
+  double m = 1.0, e = 0.0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    m = std::max(m, std::fabs(y[i]));
+    double d = std::isnan(x[i]) ? INFINITY : std::fabs(static_cast<double>(x[i]) - y[i]);
+    e = std::max(e, d);
+  }
+  return e / m;
+}
+
+#if STRATA_HAVE_CUDA
+
+inline void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
 // A device copy of a HostTensor; NaN-filled when not copied in, so a kernel
 // that leaves elements unwritten cannot pass.
 struct DeviceTensor {
@@ -94,15 +136,6 @@ struct DeviceTensor {
   }
 };
 
-// max |x - y| / max(1, max |y|); NaN in x counts as infinitely far.
-inline double scaled_error(const std::vector<float>& x, const std::vector<double>& y) {
-  double m = 1.0, e = 0.0;
-  for (size_t i = 0; i < y.size(); ++i) {
-    m = std::max(m, std::fabs(y[i]));
-    double d = std::isnan(x[i]) ? INFINITY : std::fabs(static_cast<double>(x[i]) - y[i]);
-    e = std::max(e, d);
-  }
-  return e / m;
-}
+#endif  // STRATA_HAVE_CUDA
 
 }  // namespace strata::gpu_test

@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "device_buffer.h"
 #include "kernels/backends.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/gemm_plan.h"
@@ -23,12 +24,6 @@
 
 namespace strata {
 namespace {
-
-#define STRATA_REQUIRE_GPU()                             \
-  do {                                                   \
-    auto st = cuda::device_status();                     \
-    if (st.device_count == 0) GTEST_SKIP() << st.reason; \
-  } while (0)
 
 #if STRATA_HAVE_CUDA
 
@@ -159,7 +154,7 @@ void check_linear(const LinearCase& c, DType dt) {
 }
 
 TEST(CudaLinear, ForwardAndBackwardMatchHostGemm) {
-  STRATA_REQUIRE_GPU();
+  STRATA_SKIP_WITHOUT_DEVICE();
   ASSERT_FALSE(cuda::context().allow_tf32) << "TF32 must be off by default";
   // odd sizes, K = 1, one row, aligned sizes (fused epilogues), K = 1024 (TF32 would miss 2e-5), K = 0
   const LinearCase cases[] = {{37, 129, 67}, {5, 1, 3}, {1, 16, 8}, {64, 128, 96}, {64, 1024, 64}, {4, 0, 3}};
@@ -174,7 +169,7 @@ TEST(CudaLinear, ForwardAndBackwardMatchHostGemm) {
 }
 
 TEST(CudaLinear, GeluEpiloguesAndMisalignedBiasFallback) {
-  STRATA_REQUIRE_GPU();
+  STRATA_SKIP_WITHOUT_DEVICE();
   const LinearCase c{48, 64, 40};
   for (DType dt : kDtypes) {
     for (gemm::Epilogue e : {gemm::Epilogue::gelu, gemm::Epilogue::gelu_bias, gemm::Epilogue::bias}) {
@@ -235,7 +230,7 @@ MatmulRef matmul_ref(const Shape& sa, const Shape& sb, const Shape& sc, const Ve
 }
 
 TEST(CudaMatmul, BatchedAndBroadcastForwardBackwardMatchHostGemm) {
-  STRATA_REQUIRE_GPU();
+  STRATA_SKIP_WITHOUT_DEVICE();
   const std::vector<std::pair<Shape, Shape>> cases = {
       {{33, 17}, {17, 9}},          {{1, 64}, {64, 1}},      {{3, 2, 33, 17}, {3, 2, 17, 9}},
       {{4, 31, 16}, {16, 24}},      {{31, 16}, {4, 16, 24}}, {{2, 1, 8, 5}, {1, 3, 5, 7}},
@@ -266,7 +261,7 @@ TEST(CudaMatmul, BatchedAndBroadcastForwardBackwardMatchHostGemm) {
 #else  // a build without the CUDA backend
 
 TEST(CudaBlasLt, NeedsTheCudaBackend) {
-  STRATA_REQUIRE_GPU();
+  STRATA_SKIP_WITHOUT_DEVICE();
   FAIL() << "a device is present but strata was built without CUDA";
 }
 

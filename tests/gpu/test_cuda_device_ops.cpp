@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "device_buffer.h"
 #include "kernels/allocator.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/device_ops_backends.h"
@@ -23,27 +24,13 @@
 namespace strata {
 namespace {
 
-#define SKIP_WITHOUT_DEVICE()                              \
-  do {                                                     \
-    auto st_ = cuda::device_status();                      \
-    if (st_.device_count == 0) GTEST_SKIP() << st_.reason; \
-  } while (0)
-
-// A device buffer with its view, from the device allocator (so the test builds
-// without CUDA too, where it skips); freed at scope end.
+// A device buffer with its view (gpu_test::DeviceMemory, device_buffer.h); freed at scope end.
 struct DeviceTensor {
   TensorView v;
-  size_t bytes;
-  DeviceTensor(DType dt, Shape s) {
-    v.dtype = dt;
-    v.shape = std::move(s);
-    v.device = Device::cuda;
-    bytes = std::max<size_t>(v.bytes(), 1);
-    v.data = device_allocator().allocate(bytes);
+  gpu_test::DeviceMemory mem;
+  DeviceTensor(DType dt, Shape s) : v{nullptr, dt, std::move(s), Device::cuda}, mem(v.bytes()) {
+    v.data = mem.data;
   }
-  ~DeviceTensor() { device_allocator().deallocate(v.data, bytes); }
-  DeviceTensor(const DeviceTensor&) = delete;
-  DeviceTensor& operator=(const DeviceTensor&) = delete;
 };
 
 template <typename T>
@@ -72,7 +59,7 @@ std::vector<float> randoms(size_t n, uint32_t seed, float lo = -2, float hi = 2)
 }
 
 TEST(CudaDeviceOps, CopyRoundTripsThroughEveryDirection) {
-  SKIP_WITHOUT_DEVICE();
+  STRATA_SKIP_WITHOUT_DEVICE();
   auto x = randoms(1000, 1);
   DeviceTensor a(DType::f32, {10, 100}), b(DType::f32, {10, 100});
   upload(x, a.v);                    // h2d
@@ -87,7 +74,7 @@ TEST(CudaDeviceOps, CopyRoundTripsThroughEveryDirection) {
 }
 
 TEST(CudaDeviceOps, FillWritesTheConvertedValue) {
-  SKIP_WITHOUT_DEVICE();
+  STRATA_SKIP_WITHOUT_DEVICE();
   DeviceTensor f(DType::f32, {777}), h(DType::f16, {777}), i(DType::i64, {5}), z(DType::bf16, {9});
   cuda_dev::fill(f.v, 0.1);
   cuda_dev::fill(h.v, 0.1);
@@ -100,7 +87,7 @@ TEST(CudaDeviceOps, FillWritesTheConvertedValue) {
 }
 
 TEST(CudaDeviceOps, ConvertRoundsLikeHalfH) {
-  SKIP_WITHOUT_DEVICE();
+  STRATA_SKIP_WITHOUT_DEVICE();
   auto x = randoms(5000, 2, -70000, 70000);  // past f16's range: inf
   x[0] = 1e-7f;                              // f16 subnormal
   x[1] = std::numeric_limits<float>::infinity();
@@ -125,7 +112,7 @@ TEST(CudaDeviceOps, ConvertRoundsLikeHalfH) {
 }
 
 TEST(CudaDeviceOps, StridedCopyGathersATransposedView) {
-  SKIP_WITHOUT_DEVICE();
+  STRATA_SKIP_WITHOUT_DEVICE();
   // src is a [6, 8] buffer; gather its transpose [8, 6] (strides 1, 8)
   auto x = randoms(48, 3);
   DeviceTensor src(DType::f32, {6, 8}), dst(DType::f32, {8, 6});
@@ -140,7 +127,7 @@ TEST(CudaDeviceOps, StridedCopyGathersATransposedView) {
 }
 
 TEST(CudaDeviceOps, AxpyAndScaleInFp32) {
-  SKIP_WITHOUT_DEVICE();
+  STRATA_SKIP_WITHOUT_DEVICE();
   auto x = randoms(3000, 4), y = randoms(3000, 5);
   std::vector<uint16_t> xh(x.size());
   for (size_t k = 0; k < x.size(); ++k) xh[k] = float_to_bf16_bits(x[k]);
@@ -155,7 +142,7 @@ TEST(CudaDeviceOps, AxpyAndScaleInFp32) {
 }
 
 TEST(CudaDeviceOps, SumOfSquaresOverManyTensorsAccumulates) {
-  SKIP_WITHOUT_DEVICE();
+  STRATA_SKIP_WITHOUT_DEVICE();
   std::vector<int64_t> sizes = {1, 70000, 0, 200003, 5};  // several chunks of 2^16
   std::vector<std::unique_ptr<DeviceTensor>> ts;
   std::vector<TensorView> views;
@@ -191,7 +178,7 @@ TEST(CudaDeviceOps, SumOfSquaresOverManyTensorsAccumulates) {
 }
 
 TEST(CudaDeviceOps, UnscaleFindsInfAndNanAndScales) {
-  SKIP_WITHOUT_DEVICE();
+  STRATA_SKIP_WITHOUT_DEVICE();
   auto g = randoms(100000, 6);
   DeviceTensor a(DType::f32, {100000}), b(DType::bf16, {50}), found(DType::f32, {});
   std::vector<uint16_t> gb(50, float_to_bf16_bits(3.0f));
@@ -212,7 +199,7 @@ TEST(CudaDeviceOps, UnscaleFindsInfAndNanAndScales) {
 }
 
 TEST(CudaDeviceOps, SgdStepMatchesScalarMathBitForBit) {
-  SKIP_WITHOUT_DEVICE();
+  STRATA_SKIP_WITHOUT_DEVICE();
   size_t n = 100000;
   auto w = randoms(n, 7), g = randoms(n, 8), buf = randoms(n, 9);
   std::vector<uint16_t> gh(n);
@@ -234,7 +221,7 @@ TEST(CudaDeviceOps, SgdStepMatchesScalarMathBitForBit) {
 }
 
 TEST(CudaDeviceOps, AdamWStepMatchesScalarMathBitForBit) {
-  SKIP_WITHOUT_DEVICE();
+  STRATA_SKIP_WITHOUT_DEVICE();
   std::vector<size_t> sizes = {3, 131073};
   dev::AdamWStep s{1 - 1e-3f * 0.01f, 0.999f, 0.1f, 0.001f, 1e-8f, 1e-3f / 0.19f, std::sqrt(0.002f)};
   std::vector<std::unique_ptr<DeviceTensor>> keep;

@@ -16,6 +16,7 @@
 #include <tuple>
 #include <vector>
 
+#include "device_buffer.h"
 #include "kernels/allocator.h"
 #include "kernels/backends.h"
 #include "kernels/cuda/runtime.h"
@@ -25,20 +26,16 @@
 namespace strata {
 namespace {
 
-// A tensor kept as host bytes (in its dtype) and a device copy (from the device
-// allocator, so the test builds without CUDA too, where it skips).
+// A tensor kept as host bytes (in its dtype) and a device copy (gpu_test::DeviceMemory).
 struct Buf {
   std::vector<unsigned char> host;
+  gpu_test::DeviceMemory mem;
   TensorView h, d;
-  Buf(DType dt, const Shape& s) {
-    h = TensorView{nullptr, dt, s, Device::cpu};
-    host.resize(std::max<size_t>(h.bytes(), 1));
-    h.data = host.data();
-    d = TensorView{device_allocator().allocate(host.size()), dt, s, Device::cuda};
-  }
-  ~Buf() { device_allocator().deallocate(d.data, host.size()); }
-  Buf(const Buf&) = delete;
-  Buf& operator=(const Buf&) = delete;
+  Buf(DType dt, const Shape& s)
+      : host(std::max<size_t>(static_cast<size_t>(shape_numel(s)) * dtype_size(dt), 1)),
+        mem(host.size()),
+        h{host.data(), dt, s, Device::cpu},
+        d{mem.data, dt, s, Device::cuda} {}
 
   void set(const std::vector<float>& v) {
     for (size_t i = 0; i < v.size(); ++i) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "device_buffer.h"
 #include "kernels/allocator.h"
 #include "kernels/cuda/runtime.h"
 
@@ -42,18 +43,12 @@ TEST(DeviceAllocator, WithoutADeviceSaysWhy) {
 
 #if STRATA_HAVE_CUDA
 
-#define SKIP_WITHOUT_DEVICE()                              \
-  do {                                                     \
-    auto st_ = cuda::device_status();                      \
-    if (st_.device_count == 0) GTEST_SKIP() << st_.reason; \
-  } while (0)
-
 void check(cudaError_t e, const char* what) {
   ASSERT_EQ(e, cudaSuccess) << what << ": " << cudaGetErrorString(e);
 }
 
 TEST(DeviceAllocator, AllocatesReusesAndCounts) {
-  SKIP_WITHOUT_DEVICE();
+  STRATA_SKIP_WITHOUT_DEVICE();
   Allocator& a = device_allocator();
   EXPECT_EQ(a.device(), Device::cuda);
   const size_t n = 37 * kMiB + 5;  // a size class no other test uses: 38 MiB
@@ -89,7 +84,7 @@ void CUDART_CB wait_for_flag(void* flag) {
 }
 
 TEST(DeviceAllocator, ABlockUsedOnAnotherStreamIsReusedOnlyAfterThatStreamsWork) {
-  SKIP_WITHOUT_DEVICE();
+  STRATA_SKIP_WITHOUT_DEVICE();
   Allocator& a = device_allocator();
   cudaStream_t side = nullptr;
   check(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking), "stream");
@@ -117,7 +112,7 @@ TEST(DeviceAllocator, ABlockUsedOnAnotherStreamIsReusedOnlyAfterThatStreamsWork)
 }
 
 TEST(DeviceAllocator, AnAbsurdRequestNamesBytesAndTheDevice) {
-  SKIP_WITHOUT_DEVICE();
+  STRATA_SKIP_WITHOUT_DEVICE();
   Allocator& a = device_allocator();
   const size_t absurd = size_t{1} << 50;  // 1 PiB
   std::string e;
@@ -137,7 +132,7 @@ TEST(DeviceAllocator, AnAbsurdRequestNamesBytesAndTheDevice) {
 }
 
 TEST(PinnedHostAllocator, RoundTripThroughTheDeviceAndReuse) {
-  SKIP_WITHOUT_DEVICE();
+  STRATA_SKIP_WITHOUT_DEVICE();
   Allocator& h = pinned_host_allocator();
   Allocator& d = device_allocator();
   EXPECT_EQ(h.device(), Device::cpu);
