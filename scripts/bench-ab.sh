@@ -13,7 +13,7 @@ D=/usr/share/datasets/fashion-mnist
 "$B/strata-pack" idx --images $D/train-images-idx3-ubyte.gz --labels $D/train-labels-idx1-ubyte.gz \
   --out "$W/data" --shard-size 8MiB 2>/dev/null
 ARGS=(--config "$CONFIG" data.train_url="file://$W/data" data.test_url= trainer.max_steps=$STEPS
-      checkpoint.every_epochs=0 logging.console=off logging.tensorboard=false trainer.threads=2)
+      checkpoint.every_epochs=0 logging.console=off logging.tensorboard=false trainer.threads=2 schedule.warmup_steps=10)
 for r in $(seq 1 "$ROUNDS"); do
   for side in A B; do
     bin=$A; [ $side = B ] && bin=$B
