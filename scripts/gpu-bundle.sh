@@ -13,6 +13,7 @@
 # communicator; NCCL with one rank).
 #   STRATA_GPU_BUILD_DIR   build directory (default build-gpu)
 #   STRATA_GPU_BUNDLE_DIR  output directory (default gpu-bundle)
+#   STRATA_GPU_ARCHS       CUDA architectures (default "80;90"; the CI check builds 90 only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${STRATA_GPU_BUILD_DIR:-build-gpu}
@@ -25,7 +26,7 @@ GEN=(); command -v ninja >/dev/null && GEN=(-G Ninja)
 # Eigen as the CPU GEMM and no OpenBLAS peer in the bench (35 MiB of library a GPU
 # check does not use): what keeps the bundle under the 64 MiB a device run carries.
 cmake -S . -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DSTRATA_CUDA=ON -DSTRATA_NATIVE=OFF \
-  -DCMAKE_CUDA_ARCHITECTURES="80;90" -DSTRATA_SHARED_LIBS=ON -DSTRATA_GEMM=eigen -DSTRATA_BENCH_OPENBLAS=OFF \
+  -DCMAKE_CUDA_ARCHITECTURES="${STRATA_GPU_ARCHS:-80;90}" -DSTRATA_SHARED_LIBS=ON -DSTRATA_GEMM=eigen -DSTRATA_BENCH_OPENBLAS=OFF \
   ${STRATA_CMAKE_ARGS:-} >/dev/null
 
 # the gpu-labelled tests that run as one process (MPI-launched ones need mpirun)
