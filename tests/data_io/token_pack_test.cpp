@@ -239,6 +239,10 @@ TEST(TokenPackCli, TextFilesAndErrors) {
   testing::write_file(dir / "a.txt", std::string(1000, 'a'));
   testing::write_file(dir / "b.txt", std::string(1000, 'b'));
   const std::string exe = std::string(bin) + "/strata-pack";
+  ASSERT_EQ(std::system((exe + " --help > " + (dir / "help").string()).c_str()), 0);
+  const std::string help = testing::read_file(dir / "help");
+  for (const char* opt : {"tokens", "--text", "--uint16", "--val-fraction", "--vocab-size"})
+    EXPECT_NE(help.find(opt), std::string::npos) << opt;
   const std::string ok = exe + " tokens --text " + (dir / "a.txt").string() + " " + (dir / "b.txt").string() +
                          " --out " + (dir / "out").string() +
                          " --val-fraction 0.25 --shard-size 1KiB --quiet > " + (dir / "log").string();
