@@ -77,7 +77,11 @@ Uint16FileLayout inspect_uint16_file(const std::string& path) {
   if (!in) throw IoError("cannot open token file " + path);
   int32_t head[3] = {0, 0, 0};
   Uint16FileLayout l;
-  if (size >= 4 && in.read(reinterpret_cast<char*>(head), 4) && head[0] == kLlmcMagic) {
+  if (size >= 4) in.read(reinterpret_cast<char*>(head), 4);
+  if (head[0] == kLlmcLlama3Magic)
+    throw IoError("token file " + path + " is an llm.c LLaMA-3 file (magic " +
+                  std::to_string(kLlmcLlama3Magic) + "): its uint32 tokens are not supported");
+  if (head[0] == kLlmcMagic) {
     l.llmc = true;
     l.offset = kLlmcHeaderBytes;
     if (size < kLlmcHeaderBytes)

@@ -41,7 +41,8 @@ TokenPackResult pack_tokens(const std::vector<TokenInput>& inputs, const TokenPa
 // Where the tokens of a uint16 token file are: llm.c's format (a 256 x int32
 // little-endian header: magic 20240520, version 1, token count; then the uint16
 // tokens) when the file starts with the magic, else raw uint16 (nanoGPT). Throws
-// IoError naming the file when it is truncated or its header is not usable.
+// IoError naming the file when it is truncated or its header is not usable (an
+// llm.c LLaMA-3 file, magic 20240801, holds uint32 tokens and is refused).
 struct Uint16FileLayout {
   bool llmc = false;
   int64_t offset = 0;  // byte offset of the first token
@@ -50,6 +51,7 @@ struct Uint16FileLayout {
 Uint16FileLayout inspect_uint16_file(const std::string& path);
 
 inline constexpr int32_t kLlmcMagic = 20240520;
+inline constexpr int32_t kLlmcLlama3Magic = 20240801;  // uint32 tokens: refused
 inline constexpr int64_t kLlmcHeaderBytes = 256 * 4;
 
 }  // namespace strata::data

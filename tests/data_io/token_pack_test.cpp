@@ -196,11 +196,16 @@ TEST(TokenPack, DamagedFilesAreClearErrors) {
   testing::write_file(dir / "long.bin", llmc_file(tokens, 1, 99));
   testing::write_file(dir / "v2.bin", llmc_file(tokens, 2));
   testing::write_file(dir / "odd.bin", u16_bytes(tokens) + "x");
+  std::string llama3 = llmc_file(tokens, 7);
+  const int32_t magic3 = kLlmcLlama3Magic;
+  std::memcpy(llama3.data(), &magic3, 4);
+  testing::write_file(dir / "llama3.bin", llama3);
   expect_io_error(dir / "short.bin", "truncated");
   expect_io_error(dir / "header.bin", "truncated");
   expect_io_error(dir / "long.bin", "after the 99 tokens");
   expect_io_error(dir / "v2.bin", "version 2");
   expect_io_error(dir / "odd.bin", "truncated");
+  expect_io_error(dir / "llama3.bin", "LLaMA-3");
   EXPECT_THROW(
       pack_tokens({{(dir / "short.bin").string(), TokenFormat::uint16}}, options(dir / "o", 64, 0.1)),
       IoError);
