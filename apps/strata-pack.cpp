@@ -1,17 +1,20 @@
 // strata-pack: packs a dataset into HDF5 shards + manifest.json (see
 // docs/data-format.md). Only option parsing lives here; the work is data/packer.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "base/error.h"
 #include "data/packer.h"
+#include "data/token_packer.h"
 
 namespace {
 
-const char* kUsage = R"(usage: strata-pack <idx|files|raw> [options]
+const char* kUsage = R"(usage: strata-pack <idx|files|raw|tokens> [options]
 
 Packs samples into HDF5 shards and writes manifest.json last (a dataset without
 manifest.json is incomplete).
@@ -27,6 +30,13 @@ manifest.json is incomplete).
   strata-pack raw   --input FILE --tokens u16|i32 --seq-len N --out URL [common options]
       Fixed-size records: field "data" u8 [N], or token sequences: field
       "tokens" u16/i32 [N] (host byte order). A trailing partial record is dropped.
+  strata-pack tokens --text FILE... | --uint16 FILE... --out URL
+                     [--val-fraction F] [--vocab-size N] [common options]
+      Token shards (a 1-D "tokens" array per shard; default --shard-size 8MiB)
+      in URL/train and URL/val; the last F (default 0.01) of the token stream
+      is the validation split. --text: byte-level tokens (vocabulary 256), the
+      files concatenated. --uint16: llm.c .bin files (magic 20240520) or raw
+      uint16 files (nanoGPT); vocabulary = --vocab-size, else largest token + 1.
 
 common options:
   --out URL           destination: a directory, file:///dir or s3://bucket/prefix
@@ -53,6 +63,15 @@ std::map<std::string, std::string> parse(int argc, char** argv) {
       continue;
     }
     if (a.rfind("--", 0) != 0) throw strata::ConfigError("unexpected argument '" + a + "'");
+    if (a == "--text" || a == "--uint16") {  // a list: every argument up to the next option
+      std::string& list = opts[a];
+      for (; i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0; ++i) {
+        if (!list.empty()) list.push_back('\n');
+        list.append(argv[i + 1]);
+      }
+      if (list.empty()) throw strata::ConfigError("option " + a + " needs at least one file");
+      continue;
+    }
     auto eq = a.find('=');
     if (eq != std::string::npos) {
       opts[a.substr(0, eq)] = a.substr(eq + 1);
@@ -90,6 +109,16 @@ int64_t to_int(const std::string& key, const std::string& v) {
   throw strata::ConfigError("option " + key + " needs an integer, got '" + v + "'");
 }
 
+double to_double(const std::string& key, const std::string& v) {
+  try {
+    size_t pos = 0;
+    const double d = std::stod(v, &pos);
+    if (pos == v.size()) return d;
+  } catch (const std::exception&) {
+  }
+  throw strata::ConfigError("option " + key + " needs a number, got '" + v + "'");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -109,7 +138,7 @@ int main(int argc, char** argv) {
     const bool quiet = o.erase("--quiet") > 0;
     if (!quiet) p.log = [](const std::string& line) { std::cerr << "strata-pack: " << line << "\n"; };
     p.out_url = need(o, "--out", cmd);
-    p.shard_bytes = parse_size(take(o, "--shard-size", "64MiB"));
+    p.shard_bytes = parse_size(take(o, "--shard-size", cmd == "tokens" ? "8MiB" : "64MiB"));
     p.deflate_level = static_cast<int>(to_int("--deflate", take(o, "--deflate", "0")));
     if (p.deflate_level < 0 || p.deflate_level > 9) throw strata::ConfigError("--deflate must be 0..9");
     p.prefix = take(o, "--prefix", "shard");
@@ -136,8 +165,28 @@ int main(int argc, char** argv) {
       }
       if (!o.empty()) throw strata::ConfigError("unknown option " + o.begin()->first + " for raw");
       m = pack_raw(input, dtype, n, p);
+    } else if (cmd == "tokens") {
+      TokenPackOptions t;
+      t.val_fraction = to_double("--val-fraction", take(o, "--val-fraction", "0.01"));
+      t.vocab_size = to_int("--vocab-size", take(o, "--vocab-size", "0"));
+      const bool text = o.count("--text") > 0;
+      if (text == (o.count("--uint16") > 0))
+        throw strata::ConfigError("strata-pack tokens needs either --text or --uint16 files");
+      const std::string list = take(o, text ? "--text" : "--uint16", "");
+      if (!o.empty()) throw strata::ConfigError("unknown option " + o.begin()->first + " for tokens");
+      std::vector<TokenInput> inputs;
+      for (size_t b = 0, e; b <= list.size(); b = e + 1) {
+        e = std::min(list.find('\n', b), list.size());
+        inputs.push_back({list.substr(b, e - b), text ? TokenFormat::text : TokenFormat::uint16});
+      }
+      t.pack = p;
+      const TokenPackResult r = pack_tokens(inputs, t);
+      std::cout << r.train.total_samples() << " train and " << r.val.total_samples()
+                << " validation tokens (vocabulary " << r.train.vocab_size << ") -> " << p.out_url << "\n";
+      return 0;
     } else {
-      throw strata::ConfigError("unknown subcommand '" + cmd + "' (expected idx, files or raw; see --help)");
+      throw strata::ConfigError("unknown subcommand '" + cmd +
+                                "' (expected idx, files, raw or tokens; see --help)");
     }
     std::cout << m.shards.size() << " shards, " << m.total_samples() << " samples, " << m.total_bytes()
               << " bytes -> " << p.out_url << "\n";

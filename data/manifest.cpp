@@ -86,6 +86,7 @@ std::string Manifest::to_json() const {
     j["shards"].push_back(
         {{"name", s.name}, {"samples", s.samples}, {"bytes", s.bytes}, {"checksum", s.checksum}});
   if (!class_names.empty()) j["class_names"] = class_names;
+  if (vocab_size > 0) j["vocab_size"] = vocab_size;
   return j.dump(1) + "\n";
 }
 
@@ -167,6 +168,17 @@ Manifest Manifest::from_json(const std::string& text, const std::string& origin)
       if (!n.is_string()) bad(origin, "class_names", "must be an array of strings");
       m.class_names.push_back(n.get<std::string>());
     }
+  }
+  if (j.contains("vocab_size")) {
+    m.vocab_size = get_count(j, "vocab_size", origin, "");
+    if (m.vocab_size == 0) bad(origin, "vocab_size", "must be positive");
+    const FieldSpec& f = m.schema.front();
+    if (m.schema.size() != 1 || f.name != "tokens" || !f.shape.empty() || f.variable ||
+        (f.dtype != "u16" && f.dtype != "i32"))
+      bad(origin, "schema",
+          "of a token dataset (with vocab_size) must be one scalar field 'tokens' of u16 or i32");
+    if (f.dtype == "u16" && m.vocab_size > 65536)
+      bad(origin, "vocab_size", "is " + std::to_string(m.vocab_size) + ", too large for u16 tokens");
   }
   return m;
 }

@@ -33,6 +33,10 @@ struct Manifest {
   std::string compression = "none";  // "none" or "deflate"
   // Optional: names of the label values (strata-pack files: sorted subdirectory names).
   std::vector<std::string> class_names;
+  // Token datasets only (0 otherwise): the vocabulary size. Such a dataset has one
+  // field "tokens" (u16 or i32, scalar per sample): each shard is a 1-D token
+  // array and a shard's `samples` is its token count (docs/data-format.md).
+  int64_t vocab_size = 0;
 
   int64_t total_samples() const;
   int64_t total_bytes() const;

@@ -79,10 +79,11 @@ void DatasetPacker::seal() {
               std::to_string(info.bytes) + " bytes");
 }
 
-Manifest DatasetPacker::finish(std::vector<std::string> class_names) {
+Manifest DatasetPacker::finish(std::vector<std::string> class_names, int64_t vocab_size) {
   auto& m = *impl_;
   seal();
   m.manifest.class_names = std::move(class_names);
+  m.manifest.vocab_size = vocab_size;
   const std::string text = m.manifest.to_json();
   m.out->put("manifest.json", std::vector<uint8_t>(text.begin(), text.end()));
   if (m.opt.log)

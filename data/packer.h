@@ -31,7 +31,8 @@ class DatasetPacker {
   // One sample: one byte span per schema field, in schema order.
   void add(const std::vector<std::pair<const void*, size_t>>& fields);
   // Seals the last shard, uploads manifest.json and returns the manifest.
-  Manifest finish(std::vector<std::string> class_names = {});
+  // `vocab_size` > 0 marks a token dataset (Manifest::vocab_size).
+  Manifest finish(std::vector<std::string> class_names = {}, int64_t vocab_size = 0);
 
  private:
   void seal();

@@ -12,7 +12,7 @@ PACKAGES=(
   libeigen3-dev libopenblas-dev libhdf5-dev hdf5-tools libcurl4-openssl-dev libssl-dev
   libyaml-cpp-dev nlohmann-json3-dev libxxhash-dev libgtest-dev libgmock-dev
   openmpi-bin libopenmpi-dev iproute2 curl uuid-runtime procps
-  dataset-fashion-mnist
+  dataset-fashion-mnist bible-kjv
   ceph-mon ceph-osd radosgw ceph-common
 )
 
