@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "core/ops.h"
+#include "core/precision.h"
 #include "models/registry.h"
 
 using namespace strata;
@@ -128,4 +129,21 @@ TEST(Gpt, RejectsBadShapesAndSpecs) {
   s = tiny();
   s.layers = 0;
   EXPECT_THROW(models::build_model(s), ConfigError);
+}
+
+TEST(Gpt, Bf16AutocastStaysCloseToFp32) {
+  auto m = models::build_model(tiny());
+  Tensor ids = ids_of({3, 1, 4, 1, 5, 9, 2, 6}, 2, 4);
+  Tensor labels = Tensor::from_vector_i64({1, 4, 1, 5, 9, 2, 6, 5}, {8});
+  double f32 = cross_entropy(reshape((*m)(ids), {8, 50}), labels).item();
+  AutocastGuard guard(DType::bf16);
+  Tensor logits = (*m)(ids);
+  EXPECT_EQ(logits.dtype(), DType::bf16);
+  Tensor loss = cross_entropy(reshape(logits, {8, 50}), labels);
+  EXPECT_NEAR(loss.item(), f32, 2e-2 * f32);
+  loss.backward();
+  for (auto& [n, p] : m->named_parameters()) {
+    ASSERT_TRUE(p.grad().defined()) << n;
+    EXPECT_EQ(p.grad().dtype(), DType::f32) << n << ": master gradients stay FP32";
+  }
 }
