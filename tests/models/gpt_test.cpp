@@ -2,6 +2,7 @@
 // both uses), GPT-2 initialisation statistics, causality, config errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
