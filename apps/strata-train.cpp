@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "core/config/load.h"
 #include "base/error.h"
+#include "core/config/load.h"
 #include "core/random.h"
 #include "core/trainer/trainer.h"
 #include "data/loader.h"
@@ -129,6 +129,11 @@ int run(int argc, char** argv) {
   spec.hidden = cfg.model.hidden;
   spec.channels = cfg.model.channels;
   spec.dropout = cfg.model.dropout;
+  spec.vocab_size = cfg.model.vocab_size;
+  spec.context = cfg.model.context;
+  spec.layers = cfg.model.layers;
+  spec.heads = cfg.model.heads;
+  spec.width = cfg.model.width;
   spec.seed = static_cast<uint64_t>(cfg.seed);
   auto model = models::build_model(spec);
 

@@ -6,11 +6,13 @@ namespace strata::models {
 
 void register_mlp_model();
 void register_cnn_model();
+void register_gpt_model();
 
 namespace {
 void register_builtin_models() {
   register_mlp_model();
   register_cnn_model();
+  register_gpt_model();
 }
 }  // namespace
 

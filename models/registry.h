@@ -22,6 +22,12 @@ struct ModelSpec {
   std::vector<int64_t> channels;  // CNN conv block channels
   double dropout = 0.0;
   uint64_t seed = 0;  // initialisation seed
+  // GPT (models/gpt.cpp)
+  int64_t vocab_size = 256;  // token ids in [0, vocab_size)
+  int64_t context = 128;     // longest sequence (learned positions)
+  int64_t layers = 4;
+  int64_t heads = 4;
+  int64_t width = 128;  // embedding width; heads divide it
 };
 
 using ModelBuilder = std::function<std::shared_ptr<Module>(const ModelSpec&)>;

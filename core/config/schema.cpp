@@ -31,7 +31,7 @@ std::vector<ConfigKey> build_schema() {
   using K = ValueKind;
   return {
       // model
-      choice("model.name", {"mlp", "cnn"}, STRATA_BIND(model.name),
+      choice("model.name", {"mlp", "cnn", "gpt"}, STRATA_BIND(model.name),
              "Architecture, built by the model registry"),
       key("model.hidden", K::IntList, at_least(1), STRATA_BIND(model.hidden),
           "MLP hidden layer widths, input to output"),
@@ -41,6 +41,15 @@ std::vector<ConfigKey> build_schema() {
           "Dropout probability before each hidden/classifier layer"),
       key("model.num_classes", K::Int, at_least(2), STRATA_BIND(model.num_classes),
           "Number of output classes"),
+      key("model.vocab_size", K::Int, at_least(1), STRATA_BIND(model.vocab_size),
+          "GPT: token vocabulary size (ids in [0, vocab_size); the tied head has this many logits)"),
+      key("model.context", K::Int, at_least(1), STRATA_BIND(model.context),
+          "GPT: longest sequence, the number of learned positions"),
+      key("model.layers", K::Int, at_least(1), STRATA_BIND(model.layers), "GPT: transformer blocks"),
+      key("model.heads", K::Int, at_least(1), STRATA_BIND(model.heads),
+          "GPT: attention heads per block (must divide model.width)"),
+      key("model.width", K::Int, at_least(1), STRATA_BIND(model.width),
+          "GPT: embedding width; the MLP is 4x wide"),
       // data
       key("data.train_url", K::String, any(), STRATA_BIND(data.train_url),
           "Training shards: file://DIR, s3://BUCKET/PREFIX or http(s):// (a directory holding "

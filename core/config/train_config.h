@@ -12,11 +12,17 @@
 namespace strata {
 
 struct ModelConfig {
-  std::string name = "mlp";                  // mlp | cnn
+  std::string name = "mlp";                  // mlp | cnn | gpt
   std::vector<int64_t> hidden = {256, 128};  // MLP hidden widths
   std::vector<int64_t> channels = {32, 64};  // CNN conv block widths
   double dropout = 0.0;
   int64_t num_classes = 10;
+  // GPT (models/gpt.cpp)
+  int64_t vocab_size = 256;
+  int64_t context = 128;
+  int64_t layers = 4;
+  int64_t heads = 4;
+  int64_t width = 128;
   bool operator==(const ModelConfig&) const = default;
 };
 

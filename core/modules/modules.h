@@ -2,6 +2,7 @@
 #pragma once
 #include "core/module.h"
 #include "core/modules/activation.h"
+#include "core/modules/attention.h"
 #include "core/modules/conv.h"
 #include "core/modules/dropout.h"
 #include "core/modules/embedding.h"

@@ -3,6 +3,7 @@
 // count (a parameter skipped for lack of a gradient does not advance).
 #pragma once
 #include "core/optim/optimizer.h"
+#include "core/optim/param_groups.h"
 
 namespace strata {
 
@@ -17,6 +18,10 @@ struct AdamWOptions {
 class AdamW : public Optimizer {
  public:
   AdamW(NamedTensors params, const AdamWOptions& opt);
+  // Each group's weight_decay replaces opt.weight_decay for its parameters (see
+  // weight_decay_groups()); a parameter may appear in one group only.
+  AdamW(std::vector<ParamGroup> groups, const AdamWOptions& opt);
+  double weight_decay_of(const std::string& param) const;
   std::string type_name() const override { return "AdamW"; }
   const AdamWOptions& options() const { return opt_; }
 
@@ -27,6 +32,7 @@ class AdamW : public Optimizer {
 
  private:
   AdamWOptions opt_;
+  std::map<std::string, double> decay_;  // per-parameter weight decay, from groups; else opt_'s
   // Per-parameter step counts on the host (exported as "<param>.step" FP32
   // scalars), so that a step needs no device read to form its bias corrections.
   std::map<std::string, int64_t> steps_;

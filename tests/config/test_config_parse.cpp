@@ -90,7 +90,7 @@ TEST(ConfigParse, OverridesApplyInOrder) {
 // Sets every key to a value other than its default, so the round trip covers all.
 TrainConfig every_key_changed() {
   TrainConfig c;
-  c.model = {"cnn", {7, 9, 11}, {3}, 0.125, 100};
+  c.model = {"cnn", {7, 9, 11}, {3}, 0.125, 100, 1000, 64, 3, 2, 48};
   c.data = {"s3://b/train data",
             "http://h:80/test",
             "file:///val set",

@@ -1,0 +1,32 @@
+#include "core/modules/attention.h"
+
+#include "base/error.h"
+#include "core/ops.h"
+
+namespace strata {
+
+CausalSelfAttention::CausalSelfAttention(int64_t width, int64_t heads, double dropout, Generator* gen)
+    : width_(width), heads_(heads) {
+  if (width <= 0 || heads <= 0 || width % heads != 0)
+    throw ShapeError("CausalSelfAttention(width " + std::to_string(width) + ", heads " +
+                     std::to_string(heads) + "): width must be a positive multiple of heads");
+  c_attn_ = register_module("c_attn", std::make_shared<Linear>(width, 3 * width, true, gen));
+  c_proj_ = register_module("c_proj", std::make_shared<Linear>(width, width, true, gen));
+  if (dropout > 0) drop_ = register_module("drop", std::make_shared<Dropout>(dropout, gen));
+}
+
+Tensor CausalSelfAttention::forward(const Tensor& x) {
+  if (x.dim() != 3 || x.size(2) != width_)
+    throw ShapeError("CausalSelfAttention(width " + std::to_string(width_) + "): input " + x.str() +
+                     " must be [B, T, " + std::to_string(width_) + "]");
+  const int64_t B = x.size(0), T = x.size(1), H = heads_, D = width_ / heads_;
+  // [B, T, 3C] -> [B, T, 3, H, D] -> [3, B, H, T, D]
+  Tensor qkv = permute(reshape((*c_attn_)(x), {B, T, 3, H, D}), {2, 0, 3, 1, 4});
+  auto part = [&](int64_t i) { return reshape(slice(qkv, 0, i, i + 1), {B, H, T, D}); };
+  Tensor y = sdpa(part(0), part(1), part(2));             // [B, H, T, D], scale 1/sqrt(D)
+  y = reshape(permute(y, {0, 2, 1, 3}), {B, T, width_});  // [B, T, C]
+  y = (*c_proj_)(y);
+  return drop_ ? (*drop_)(y) : y;
+}
+
+}  // namespace strata
