@@ -122,20 +122,7 @@ int run(int argc, char** argv) {
   const auto& image = train.manifest().field("image");
   std::vector<int64_t> sample_shape = image.shape;
   if (sample_shape.size() == 2) sample_shape.insert(sample_shape.begin(), 1);  // (H, W) -> (1, H, W)
-  models::ModelSpec spec;
-  spec.name = cfg.model.name;
-  spec.input_shape = sample_shape;
-  spec.num_classes = cfg.model.num_classes;
-  spec.hidden = cfg.model.hidden;
-  spec.channels = cfg.model.channels;
-  spec.dropout = cfg.model.dropout;
-  spec.vocab_size = cfg.model.vocab_size;
-  spec.context = cfg.model.context;
-  spec.layers = cfg.model.layers;
-  spec.heads = cfg.model.heads;
-  spec.width = cfg.model.width;
-  spec.seed = static_cast<uint64_t>(cfg.seed);
-  auto model = models::build_model(spec);
+  auto model = models::build_model(models::spec_from_config(cfg, sample_shape));
 
   // Several ranks: same model checked and rank 0's weights broadcast, gradients
   // synced in buckets overlapping backward, buffers averaged before eval/checkpoints.

@@ -190,7 +190,8 @@ namespace {
 // The GPU bundle (scripts/gpu-bundle.sh) leaves OpenBLAS out: 35 MiB of library
 // for a CPU peer that a GPU check never runs.
 int gemm_cpu(const std::vector<std::string>&) {
-  std::fprintf(stderr, "the CPU GEMM bench needs its OpenBLAS peer: this build has STRATA_BENCH_OPENBLAS=OFF\n");
+  std::fprintf(stderr,
+               "the CPU GEMM bench needs its OpenBLAS peer: this build has STRATA_BENCH_OPENBLAS=OFF\n");
   return 2;
 }
 #else

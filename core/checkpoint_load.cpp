@@ -3,9 +3,9 @@
 #include <cmath>
 #include <vector>
 
+#include "base/error.h"
 #include "core/checkpoint.h"
 #include "core/checkpoint_h5.h"
-#include "base/error.h"
 
 namespace strata {
 namespace fs = std::filesystem;

@@ -14,7 +14,8 @@ Device device_of(const char* op, std::initializer_list<const TensorView*> views)
   const TensorView* first = nullptr;
   for (const TensorView* v : views) {
     if (!v || !v->defined()) continue;
-    if (!first) first = v;
+    if (!first)
+      first = v;
     else if (v->device != first->device)
       throw Error(std::string("device op ") + op + ": views on " + device_name(first->device) + " and " +
                   device_name(v->device));
@@ -27,7 +28,8 @@ Device device_of_lists(const char* op, std::initializer_list<std::pair<const Ten
   const TensorView* first = nullptr;
   auto visit = [&](const TensorView& v) {
     if (!v.defined()) return;
-    if (!first) first = &v;
+    if (!first)
+      first = &v;
     else if (v.device != first->device)
       throw Error(std::string("device op ") + op + ": views on " + device_name(first->device) + " and " +
                   device_name(v.device));

@@ -4,19 +4,19 @@
 #pragma once
 #include "kernels/device_ops.h"
 
-#define STRATA_DEVICE_OPS_DECLS                                                                              \
-  void fill(const TensorView& dst, double value);                                                           \
-  void convert(const TensorView& src, const TensorView& dst);                                               \
-  void strided_copy(const TensorView& src, const std::vector<int64_t>& strides, const TensorView& dst);      \
-  void copy(const TensorView& src, const TensorView& dst);                                                  \
-  void axpy(double alpha, const TensorView& x, const TensorView& y);                                        \
-  void scale(const TensorView& x, double s);                                                                \
-  void sum_of_squares(const TensorView* xs, size_t n, const TensorView& out);                               \
-  void unscale_found_inf(const TensorView* grads, size_t n, float inv_scale, const TensorView& found_inf);   \
-  void sgd_step(const TensorView* w, const TensorView* g, const TensorView* buf, size_t n,                   \
-                const dev::SgdStep& s, float grad_scale);                                                   \
-  void adamw_step(const TensorView* w, const TensorView* g, const TensorView* m, const TensorView* v, size_t n, \
-                  const dev::AdamWStep& s, float grad_scale);                                               \
+#define STRATA_DEVICE_OPS_DECLS                                                                            \
+  void fill(const TensorView& dst, double value);                                                          \
+  void convert(const TensorView& src, const TensorView& dst);                                              \
+  void strided_copy(const TensorView& src, const std::vector<int64_t>& strides, const TensorView& dst);    \
+  void copy(const TensorView& src, const TensorView& dst);                                                 \
+  void axpy(double alpha, const TensorView& x, const TensorView& y);                                       \
+  void scale(const TensorView& x, double s);                                                               \
+  void sum_of_squares(const TensorView* xs, size_t n, const TensorView& out);                              \
+  void unscale_found_inf(const TensorView* grads, size_t n, float inv_scale, const TensorView& found_inf); \
+  void sgd_step(const TensorView* w, const TensorView* g, const TensorView* buf, size_t n,                 \
+                const dev::SgdStep& s, float grad_scale);                                                  \
+  void adamw_step(const TensorView* w, const TensorView* g, const TensorView* m, const TensorView* v,      \
+                  size_t n, const dev::AdamWStep& s, float grad_scale);                                    \
   void synchronize();
 
 namespace strata::cpu_dev {

@@ -40,7 +40,8 @@ Device common_device(Op op, const TensorView* in, int nin, const TensorView* out
 
 void kernel_forward(Op op, const OpAttrs& a, const TensorView* in, TensorView* out) {
   const OpInfo& info = op_info(op);
-  if (common_device(op, in, info.inputs, out, info.outputs) == Device::cpu) return cpu_forward(op, a, in, out);
+  if (common_device(op, in, info.inputs, out, info.outputs) == Device::cpu)
+    return cpu_forward(op, a, in, out);
   cuda_backend().ops[static_cast<size_t>(op)].forward(a, in, out);
 }
 

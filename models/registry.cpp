@@ -42,4 +42,21 @@ std::shared_ptr<Module> build_model(const ModelSpec& spec) {
   return it->second(spec);
 }
 
+ModelSpec spec_from_config(const TrainConfig& cfg, std::vector<int64_t> input_shape) {
+  ModelSpec spec;
+  spec.name = cfg.model.name;
+  spec.input_shape = std::move(input_shape);
+  spec.num_classes = cfg.model.num_classes;
+  spec.hidden = cfg.model.hidden;
+  spec.channels = cfg.model.channels;
+  spec.dropout = cfg.model.dropout;
+  spec.vocab_size = cfg.model.vocab_size;
+  spec.context = cfg.model.context;
+  spec.layers = cfg.model.layers;
+  spec.heads = cfg.model.heads;
+  spec.width = cfg.model.width;
+  spec.seed = static_cast<uint64_t>(cfg.seed);
+  return spec;
+}
+
 }  // namespace strata::models

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config/train_config.h"
 #include "core/module.h"
 
 namespace strata::models {
@@ -35,6 +36,9 @@ using ModelBuilder = std::function<std::shared_ptr<Module>(const ModelSpec&)>;
 std::map<std::string, ModelBuilder>& model_registry();
 // Throws ConfigError naming the unknown model and the registered ones.
 std::shared_ptr<Module> build_model(const ModelSpec& spec);
+// The spec of a config's `model` section (and its seed), for a sample shape the
+// data decides (images: (C, H, W); token models need none).
+ModelSpec spec_from_config(const TrainConfig& cfg, std::vector<int64_t> input_shape = {});
 std::vector<std::string> model_names();
 
 }  // namespace strata::models

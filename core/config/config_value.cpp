@@ -7,8 +7,8 @@
 #include <cmath>
 #include <sstream>
 
-#include "core/config/schema.h"
 #include "base/error.h"
+#include "core/config/schema.h"
 
 namespace strata {
 namespace {

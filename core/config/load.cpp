@@ -9,8 +9,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/config/schema.h"
 #include "base/error.h"
+#include "core/config/schema.h"
 
 namespace strata {
 namespace {

@@ -53,7 +53,8 @@ Context& context() {
   static Context* contexts[kMaxDevices] = {};
   int device = 0;
   STRATA_CUDA_CHECK(cudaGetDevice(&device));
-  if (device < 0 || device >= kMaxDevices) throw Error("CUDA device index " + std::to_string(device) + " out of range");
+  if (device < 0 || device >= kMaxDevices)
+    throw Error("CUDA device index " + std::to_string(device) + " out of range");
   std::lock_guard<std::mutex> lock(mu);
   if (!contexts[device]) contexts[device] = make_context(device);
   return *contexts[device];

@@ -21,20 +21,22 @@ void throw_cuda_error(cudaError_t e, const char* what, const char* file, int lin
 void throw_cublas_error(cublasStatus_t s, const char* what, const char* file, int line);
 void throw_cudnn_error(cudnnStatus_t s, const char* what, const char* file, int line);
 
-#define STRATA_CUDA_CHECK(expr)                                                                  \
-  do {                                                                                           \
-    cudaError_t strata_e_ = (expr);                                                              \
+#define STRATA_CUDA_CHECK(expr)                                                                           \
+  do {                                                                                                    \
+    cudaError_t strata_e_ = (expr);                                                                       \
     if (strata_e_ != cudaSuccess) ::strata::cuda::throw_cuda_error(strata_e_, #expr, __FILE__, __LINE__); \
   } while (0)
-#define STRATA_CUBLAS_CHECK(expr)                                                                      \
-  do {                                                                                                 \
-    cublasStatus_t strata_s_ = (expr);                                                                 \
-    if (strata_s_ != CUBLAS_STATUS_SUCCESS) ::strata::cuda::throw_cublas_error(strata_s_, #expr, __FILE__, __LINE__); \
+#define STRATA_CUBLAS_CHECK(expr)                                               \
+  do {                                                                          \
+    cublasStatus_t strata_s_ = (expr);                                          \
+    if (strata_s_ != CUBLAS_STATUS_SUCCESS)                                     \
+      ::strata::cuda::throw_cublas_error(strata_s_, #expr, __FILE__, __LINE__); \
   } while (0)
-#define STRATA_CUDNN_CHECK(expr)                                                                     \
-  do {                                                                                               \
-    cudnnStatus_t strata_s_ = (expr);                                                                \
-    if (strata_s_ != CUDNN_STATUS_SUCCESS) ::strata::cuda::throw_cudnn_error(strata_s_, #expr, __FILE__, __LINE__); \
+#define STRATA_CUDNN_CHECK(expr)                                               \
+  do {                                                                         \
+    cudnnStatus_t strata_s_ = (expr);                                          \
+    if (strata_s_ != CUDNN_STATUS_SUCCESS)                                     \
+      ::strata::cuda::throw_cudnn_error(strata_s_, #expr, __FILE__, __LINE__); \
   } while (0)
 // After a kernel launch: launch-configuration errors surface here, at the launch.
 #define STRATA_CUDA_LAUNCH_CHECK() STRATA_CUDA_CHECK(cudaGetLastError())

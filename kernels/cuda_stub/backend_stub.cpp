@@ -6,7 +6,9 @@
 namespace strata {
 
 const Backend& cuda_backend() {
-  throw Error("a tensor is on cuda, but strata was built without CUDA (STRATA_CUDA=OFF or no nvcc at configure time)");
+  throw Error(
+      "a tensor is on cuda, but strata was built without CUDA (STRATA_CUDA=OFF or no nvcc at configure "
+      "time)");
 }
 
 bool cuda_backend_built() { return false; }

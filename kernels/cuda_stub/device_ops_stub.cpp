@@ -7,14 +7,17 @@
 namespace strata::cuda_dev {
 namespace {
 [[noreturn]] void no_cuda(const char* op) {
-  throw Error(std::string("device op ") + op +
-              " on a cuda tensor, but strata was built without CUDA (STRATA_CUDA=OFF or no nvcc at configure time)");
+  throw Error(
+      std::string("device op ") + op +
+      " on a cuda tensor, but strata was built without CUDA (STRATA_CUDA=OFF or no nvcc at configure time)");
 }
 }  // namespace
 
 void fill(const TensorView&, double) { no_cuda("fill"); }
 void convert(const TensorView&, const TensorView&) { no_cuda("convert"); }
-void strided_copy(const TensorView&, const std::vector<int64_t>&, const TensorView&) { no_cuda("strided_copy"); }
+void strided_copy(const TensorView&, const std::vector<int64_t>&, const TensorView&) {
+  no_cuda("strided_copy");
+}
 void copy(const TensorView&, const TensorView&) { no_cuda("copy"); }
 void axpy(double, const TensorView&, const TensorView&) { no_cuda("axpy"); }
 void scale(const TensorView&, double) { no_cuda("scale"); }

@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "../trainer/trainer_fixture.h"
-#include "core/autograd.h"
 #include "base/error.h"
+#include "core/autograd.h"
 #include "core/modules/linear.h"
 #include "core/ops.h"
 #include "core/random.h"

@@ -22,19 +22,6 @@ std::string source_dir() {
   return dir && *dir ? dir : STRATA_TEST_SOURCE_DIR;
 }
 
-models::ModelSpec spec_of(const TrainConfig& c) {
-  models::ModelSpec s;
-  s.name = c.model.name;
-  s.vocab_size = c.model.vocab_size;
-  s.context = c.model.context;
-  s.layers = c.model.layers;
-  s.heads = c.model.heads;
-  s.width = c.model.width;
-  s.dropout = c.model.dropout;
-  s.seed = static_cast<uint64_t>(c.seed);
-  return s;
-}
-
 // Tied head: V C + T C (embeddings) + L (4 C^2 + 4 C attention, 8 C^2 + 5 C MLP,
 // 4 C two LayerNorms) + 2 C (final LayerNorm).
 int64_t gpt_params(int64_t V, int64_t T, int64_t L, int64_t C) {
@@ -47,7 +34,7 @@ TEST(GptConfigs, TinyBuildsAFewMillionParameters) {
   TrainConfig c = load_config(source_dir() + "/configs/gpt_tiny.yaml");
   ASSERT_EQ(c.model.name, "gpt");
   EXPECT_EQ(c.model.vocab_size, 256);
-  auto m = models::build_model(spec_of(c));
+  auto m = models::build_model(models::spec_from_config(c));
   EXPECT_EQ(m->num_parameters(), gpt_params(256, c.model.context, c.model.layers, c.model.width));
   EXPECT_EQ(m->num_parameters(), 3290624);
   Tensor logits = (*m)(Tensor::from_vector_i64({72, 105, 33}, {1, 3}));
@@ -57,7 +44,7 @@ TEST(GptConfigs, TinyBuildsAFewMillionParameters) {
 TEST(GptConfigs, Gpt2SmallHas124MParametersAndTrains) {
   TrainConfig c = load_config(source_dir() + "/configs/gpt2_124m.yaml");
   EXPECT_EQ(c.precision.dtype, "bf16");
-  models::ModelSpec s = spec_of(c);
+  models::ModelSpec s = models::spec_from_config(c);
   {
     auto full = models::build_model(s);
     EXPECT_EQ(full->num_parameters(), gpt_params(50304, 1024, 12, 768));

@@ -13,8 +13,8 @@
 #include <limits>
 #include <set>
 
-#include "core/checkpoint_rotation.h"
 #include "base/error.h"
+#include "core/checkpoint_rotation.h"
 #include "core/random.h"
 
 using namespace strata;
