@@ -128,8 +128,21 @@ std::shared_ptr<Module> build_gpt(const ModelSpec& s) {
   return std::make_shared<Gpt>(s);
 }
 
+// Per token, the 6N + 12 L T C estimate (Kaplan et al.; PaLM appendix B): N is
+// every parameter a token's forward multiplies by (all but the position table;
+// the tied head counts once, as V * C), 6 = 2 (multiply-add) x 3 (forward and
+// two backward products); 12 L T C is attention's QK^T and PV, forward and
+// backward, for the full T x T score matrix (the causal half is not discounted,
+// as in the published MFU figures this is compared with).
+double gpt_train_flops(const ModelSpec& s) {
+  const double L = static_cast<double>(s.layers), C = static_cast<double>(s.width);
+  const double V = static_cast<double>(s.vocab_size), T = static_cast<double>(s.context);
+  const double n = L * (12 * C * C + 13 * C) + V * C + 2 * C;
+  return 6 * n + 12 * L * T * C;
+}
+
 }  // namespace
 
-void register_gpt_model() { model_registry()["gpt"] = build_gpt; }
+void register_gpt_model() { model_registry()["gpt"] = {build_gpt, gpt_train_flops, "causal_lm"}; }
 
 }  // namespace strata::models

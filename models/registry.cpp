@@ -16,8 +16,8 @@ void register_builtin_models() {
 }
 }  // namespace
 
-std::map<std::string, ModelBuilder>& model_registry() {
-  static std::map<std::string, ModelBuilder> r;
+std::map<std::string, ModelEntry>& model_registry() {
+  static std::map<std::string, ModelEntry> r;
   static bool pending = true;  // the builtin registrations below call back in here
   if (pending) {
     pending = false;
@@ -32,15 +32,17 @@ std::vector<std::string> model_names() {
   return n;
 }
 
-std::shared_ptr<Module> build_model(const ModelSpec& spec) {
-  auto it = model_registry().find(spec.name);
+const ModelEntry& model_entry(const std::string& name) {
+  auto it = model_registry().find(name);
   if (it == model_registry().end()) {
     std::string known;
     for (auto& n : model_names()) known += (known.empty() ? "" : ", ") + n;
-    throw ConfigError("model.name: unknown model '" + spec.name + "' (registered: " + known + ")");
+    throw ConfigError("model.name: unknown model '" + name + "' (registered: " + known + ")");
   }
-  return it->second(spec);
+  return it->second;
 }
+
+std::shared_ptr<Module> build_model(const ModelSpec& spec) { return model_entry(spec.name).build(spec); }
 
 ModelSpec spec_from_config(const TrainConfig& cfg, std::vector<int64_t> input_shape) {
   ModelSpec spec;

@@ -32,8 +32,22 @@ struct ModelSpec {
 };
 
 using ModelBuilder = std::function<std::shared_ptr<Module>(const ModelSpec&)>;
+// Training FLOPs (forward + backward, multiply-adds counted as 2) per unit of the
+// model's task: per sample for image classifiers, per token for language models.
+// Counted analytically from the spec (docs/models.md gives each formula); the
+// trainer divides measured throughput by a peak to report MFU.
+using FlopsCounter = std::function<double(const ModelSpec&)>;
 
-std::map<std::string, ModelBuilder>& model_registry();
+struct ModelEntry {
+  ModelBuilder build;
+  FlopsCounter train_flops;
+  // The task that trains it (core/trainer/task.h): "classification" or "causal_lm".
+  std::string task = "classification";
+};
+
+std::map<std::string, ModelEntry>& model_registry();
+// The entry of spec.name; throws ConfigError naming the unknown model and the registered ones.
+const ModelEntry& model_entry(const std::string& name);
 // Throws ConfigError naming the unknown model and the registered ones.
 std::shared_ptr<Module> build_model(const ModelSpec& spec);
 // The spec of a config's `model` section (and its seed), for a sample shape the
