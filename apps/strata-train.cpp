@@ -122,13 +122,16 @@ int run(int argc, char** argv) {
   const auto& image = train.manifest().field("image");
   std::vector<int64_t> sample_shape = image.shape;
   if (sample_shape.size() == 2) sample_shape.insert(sample_shape.begin(), 1);  // (H, W) -> (1, H, W)
-  auto model = models::build_model(models::spec_from_config(cfg, sample_shape));
+  const models::ModelSpec spec = models::spec_from_config(cfg, sample_shape);
+  const models::ModelEntry& entry = models::model_entry(spec.name);
+  auto model = entry.build(spec);
 
   // Several ranks: same model checked and rank 0's weights broadcast, gradients
   // synced in buckets overlapping backward, buffers averaged before eval/checkpoints.
   std::unique_ptr<DataParallel> ddp;
   if (comm->size() > 1) ddp = std::make_unique<DataParallel>(*comm, model);
-  Trainer trainer(cfg, run_dir, model, sample_shape, *comm);
+  Trainer trainer(cfg, run_dir, model, make_task(entry.task, TaskOptions{"", "", sample_shape, 0}), *comm);
+  trainer.set_flops_per_item(entry.train_flops(spec));
   BucketedGradientSync* bucketed = nullptr;
   if (ddp) {
     auto sync = ddp->make_gradient_sync();

@@ -4,6 +4,10 @@
 // regenerated.
 #include "core/config/schema.h"
 
+#include "core/optim/make_optimizer.h"
+#include "core/schedule/make_schedule.h"
+#include "core/trainer/task.h"
+
 namespace strata {
 namespace {
 
@@ -25,14 +29,16 @@ ConfigKey choice(std::string path, std::vector<std::string> values, std::functio
   return ConfigKey{std::move(path), ValueKind::Enum, std::move(values), {}, std::move(doc), std::move(f)};
 }
 
-const std::vector<std::string> kMonitors = {"val_loss", "val_accuracy", "train_loss", "train_accuracy"};
-
 std::vector<ConfigKey> build_schema() {
   using K = ValueKind;
+  // The enumerations below come from the factories' own lists, so the schema
+  // cannot accept a name the factory refuses (or miss one it accepts).
+  const std::vector<std::string> monitors = monitor_names();
   return {
       // model
-      choice("model.name", {"mlp", "cnn", "gpt"}, STRATA_BIND(model.name),
-             "Architecture, built by the model registry"),
+      key("model.name", K::String, any(), STRATA_BIND(model.name),
+          "Architecture: a name in the model registry (models/registry.h; built in: mlp, cnn, resnet, gpt); "
+          "an unknown name is refused with the registered ones before training"),
       key("model.hidden", K::IntList, at_least(1), STRATA_BIND(model.hidden),
           "MLP hidden layer widths, input to output"),
       key("model.channels", K::IntList, at_least(1), STRATA_BIND(model.channels),
@@ -82,7 +88,7 @@ std::vector<ConfigKey> build_schema() {
       choice("data.remainder", {"drop", "pad"}, STRATA_BIND(data.remainder),
              "Last incomplete batch of an epoch: drop it, or pad it (padded samples carry no loss)"),
       // optimizer
-      choice("optimizer.name", {"sgd", "adamw"}, STRATA_BIND(optimizer.name), "Optimizer"),
+      choice("optimizer.name", optimizer_names(), STRATA_BIND(optimizer.name), "Optimizer"),
       key("optimizer.lr", K::Float, above(0), STRATA_BIND(optimizer.lr),
           "Base learning rate (the schedule scales it)"),
       key("optimizer.momentum", K::Float, half_open(0, 1), STRATA_BIND(optimizer.momentum), "SGD momentum"),
@@ -96,10 +102,11 @@ std::vector<ConfigKey> build_schema() {
       key("optimizer.beta2", K::Float, half_open(0, 1), STRATA_BIND(optimizer.beta2),
           "AdamW second-moment decay"),
       key("optimizer.eps", K::Float, above(0), STRATA_BIND(optimizer.eps), "AdamW denominator epsilon"),
+      key("optimizer.decay_groups", K::Bool, any(), STRATA_BIND(optimizer.decay_groups),
+          "AdamW: no weight decay on biases, norm parameters and embeddings (the GPT-2 recipe)"),
       // schedule
-      choice("schedule.name",
-             {"constant", "step", "multistep", "exponential", "cosine", "linear", "onecycle", "plateau"},
-             STRATA_BIND(schedule.name), "Learning-rate schedule, stepped once per optimizer step"),
+      choice("schedule.name", schedule_names(), STRATA_BIND(schedule.name),
+             "Learning-rate schedule, stepped once per optimizer step"),
       key("schedule.warmup_steps", K::Int, at_least(0), STRATA_BIND(schedule.warmup_steps),
           "Linear warmup steps before the schedule (not used by onecycle)"),
       key("schedule.warmup_start_factor", K::Float, closed(0, 1), STRATA_BIND(schedule.warmup_start_factor),
@@ -116,9 +123,13 @@ std::vector<ConfigKey> build_schema() {
           "onecycle peak LR; 0 = optimizer.lr"),
       key("schedule.pct_start", K::Float, open(0, 1), STRATA_BIND(schedule.pct_start),
           "onecycle: fraction of steps spent rising"),
+      key("schedule.div_factor", K::Float, above(0), STRATA_BIND(schedule.div_factor),
+          "onecycle: the first LR is max_lr / div_factor"),
+      key("schedule.final_div_factor", K::Float, above(0), STRATA_BIND(schedule.final_div_factor),
+          "onecycle: the last LR is the first / final_div_factor"),
       key("schedule.total_steps", K::Int, at_least(0), STRATA_BIND(schedule.total_steps),
           "Steps the schedule spans; 0 = derived from trainer.epochs (or trainer.max_steps)"),
-      choice("schedule.plateau_monitor", kMonitors, STRATA_BIND(schedule.plateau_monitor),
+      choice("schedule.plateau_monitor", monitors, STRATA_BIND(schedule.plateau_monitor),
              "plateau: metric watched after each evaluation"),
       key("schedule.plateau_patience", K::Int, at_least(0), STRATA_BIND(schedule.plateau_patience),
           "plateau: evaluations without improvement before the LR is cut"),
@@ -126,6 +137,8 @@ std::vector<ConfigKey> build_schema() {
           "plateau: LR multiplier on a cut"),
       key("schedule.plateau_threshold", K::Float, at_least(0), STRATA_BIND(schedule.plateau_threshold),
           "plateau: relative change that counts as an improvement"),
+      key("schedule.plateau_cooldown", K::Int, at_least(0), STRATA_BIND(schedule.plateau_cooldown),
+          "plateau: evaluations after a cut before bad ones count again"),
       choice("schedule.plateau_mode", {"min", "max"}, STRATA_BIND(schedule.plateau_mode),
              "plateau: whether lower or higher is better"),
       // precision
@@ -153,14 +166,19 @@ std::vector<ConfigKey> build_schema() {
           "CPU compute threads per rank; 0 = all cores / local ranks"),
       key("trainer.max_steps", K::Int, at_least(0), STRATA_BIND(trainer.max_steps),
           "Stop after this many optimizer steps; 0 = no limit"),
+      key("trainer.peak_flops", K::Float, at_least(0), STRATA_BIND(trainer.peak_flops),
+          "Peak FLOP/s of one rank's device (measure it with strata-bench gemm); MFU is reported against it; "
+          "0 = not reported"),
       // clipping
       key("clipping.max_norm", K::Float, at_least(0), STRATA_BIND(clipping.max_norm),
           "Clip the global gradient L2 norm to this; 0 = off"),
       // early_stopping
       key("early_stopping.enabled", K::Bool, any(), STRATA_BIND(early_stopping.enabled),
           "Stop when the monitored metric stops improving"),
-      choice("early_stopping.monitor", kMonitors, STRATA_BIND(early_stopping.monitor),
-             "Metric watched (also ranks checkpoints for checkpoint.keep_best)"),
+      choice(
+          "early_stopping.monitor", monitors, STRATA_BIND(early_stopping.monitor),
+          "Validation metric watched (also ranks checkpoints for checkpoint.keep_best); the trainer refuses "
+          "one its task does not report"),
       choice("early_stopping.mode", {"min", "max"}, STRATA_BIND(early_stopping.mode),
              "Whether lower or higher is better"),
       key("early_stopping.patience", K::Int, at_least(1), STRATA_BIND(early_stopping.patience),

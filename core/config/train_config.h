@@ -54,6 +54,7 @@ struct OptimizerConfig {
   double beta1 = 0.9;
   double beta2 = 0.999;
   double eps = 1e-8;
+  bool decay_groups = false;  // adamw: no weight decay on biases, norms, embeddings
   bool operator==(const OptimizerConfig&) const = default;
 };
 
@@ -67,11 +68,14 @@ struct ScheduleConfig {
   double min_lr = 0.0;
   double max_lr = 0.0;
   double pct_start = 0.3;
+  double div_factor = 25.0;       // onecycle: initial lr = max_lr / div_factor
+  double final_div_factor = 1e4;  // onecycle: final lr = initial lr / final_div_factor
   int64_t total_steps = 0;
   std::string plateau_monitor = "val_loss";
   int64_t plateau_patience = 10;
   double plateau_factor = 0.1;
   double plateau_threshold = 1e-4;
+  int64_t plateau_cooldown = 0;
   std::string plateau_mode = "min";  // min | max
   bool operator==(const ScheduleConfig&) const = default;
 };
@@ -93,6 +97,7 @@ struct TrainerConfig {
   int64_t eval_every_steps = 0;
   int64_t threads = 0;
   int64_t max_steps = 0;
+  double peak_flops = 0;  // per rank, for MFU; 0 = not reported
   bool operator==(const TrainerConfig&) const = default;
 };
 

@@ -54,10 +54,13 @@ void RunLog::progress(const ProgressInfo& p) {
   if (!enabled_) return;
   char line[320];
   int n = std::snprintf(
-      line, sizeof line, "epoch %ld/%ld step %ld (%ld/%ld) loss %.4f lr %.3g %.0f samples/s data-wait %.1f%%",
+      line, sizeof line, "epoch %ld/%ld step %ld (%ld/%ld) loss %.4f lr %.3g %.0f %ss/s data-wait %.1f%%",
       static_cast<long>(p.epoch + 1), static_cast<long>(p.epochs), static_cast<long>(p.step),
       static_cast<long>(p.step_in_epoch), static_cast<long>(p.steps_per_epoch), p.loss, p.lr,
-      p.samples_per_second, 100.0 * p.data_wait_fraction);
+      p.items_per_second > 0 ? p.items_per_second : p.samples_per_second, p.item_unit.c_str(),
+      100.0 * p.data_wait_fraction);
+  if (p.mfu > 0 && n > 0 && n < static_cast<int>(sizeof line))
+    n += std::snprintf(line + n, sizeof line - static_cast<size_t>(n), " mfu %.1f%%", 100.0 * p.mfu);
   if (p.loss_scale > 0 && n > 0 && n < static_cast<int>(sizeof line))
     n += std::snprintf(line + n, sizeof line - static_cast<size_t>(n), " scale %.0f", p.loss_scale);
   if (n > 0 && n < static_cast<int>(sizeof line))

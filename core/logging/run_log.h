@@ -20,6 +20,10 @@ struct ProgressInfo {
   int64_t step = 0, steps_per_epoch = 0, step_in_epoch = 0;
   double loss = 0, lr = 0, samples_per_second = 0, data_wait_fraction = 0;
   double loss_scale = 0;  // 0 = no loss scaling
+  // throughput in the task's items (samples or tokens) per second, all ranks
+  std::string item_unit = "sample";
+  double items_per_second = 0;
+  double mfu = 0;  // model FLOPs utilisation in [0, 1]; 0 = not known
   double eta_seconds = 0;
 };
 

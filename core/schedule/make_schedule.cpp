@@ -14,20 +14,22 @@ const std::vector<std::string>& schedule_names() {
   return names;
 }
 
-std::unique_ptr<LrSchedule> make_schedule(const ScheduleOptions& o, double base_lr) {
+std::unique_ptr<LrSchedule> make_schedule(const ScheduleConfig& o, int64_t derived_total_steps,
+                                          double base_lr) {
+  const int64_t total_steps = o.total_steps > 0 ? o.total_steps : derived_total_steps;
   std::unique_ptr<LrSchedule> s;
   const std::string& n = o.name;
   if (n == "cosine")
-    return std::make_unique<CosineSchedule>(base_lr, o.warmup_steps, o.warmup_start_factor, o.total_steps,
+    return std::make_unique<CosineSchedule>(base_lr, o.warmup_steps, o.warmup_start_factor, total_steps,
                                             o.min_lr);
   if (n == "linear")
-    return std::make_unique<LinearSchedule>(base_lr, o.warmup_steps, o.warmup_start_factor, o.total_steps,
+    return std::make_unique<LinearSchedule>(base_lr, o.warmup_steps, o.warmup_start_factor, total_steps,
                                             o.min_lr);
   if (n == "onecycle") {
     if (o.warmup_steps != 0)
       throw ConfigError(
           "schedule.warmup_steps: onecycle warms up through schedule.pct_start; set warmup_steps to 0");
-    return std::make_unique<OneCycleSchedule>(o.max_lr > 0.0 ? o.max_lr : base_lr, o.total_steps, o.pct_start,
+    return std::make_unique<OneCycleSchedule>(o.max_lr > 0.0 ? o.max_lr : base_lr, total_steps, o.pct_start,
                                               o.div_factor, o.final_div_factor);
   }
   if (n == "constant")

@@ -9,32 +9,16 @@
 #include <string>
 #include <vector>
 
+#include "core/config/train_config.h"
 #include "core/schedule/schedule.h"
 
 namespace strata {
 
-struct ScheduleOptions {
-  std::string name = "constant";
-  int64_t warmup_steps = 0;
-  double warmup_start_factor = 0.0;
-  int64_t step_size = 1;            // step
-  std::vector<int64_t> milestones;  // multistep
-  double gamma = 0.1;               // step, multistep, exponential
-  double min_lr = 0.0;              // cosine, linear, plateau
-  double max_lr = 0.0;              // onecycle; 0 means the optimizer's base lr
-  double pct_start = 0.3;           // onecycle
-  double div_factor = 25.0;         // onecycle
-  double final_div_factor = 1e4;    // onecycle
-  int64_t total_steps = 0;          // cosine, linear, onecycle
-  int64_t plateau_patience = 10;
-  double plateau_factor = 0.1;
-  double plateau_threshold = 1e-4;
-  int64_t plateau_cooldown = 0;
-  std::string plateau_mode = "min";
-};
-
-// Throws strata::ConfigError naming the schedule.* key that is wrong.
-std::unique_ptr<LrSchedule> make_schedule(const ScheduleOptions& opt, double base_lr);
+// Reads the `schedule` section itself. `derived_total_steps` is the run's length
+// in optimizer steps, used when schedule.total_steps is 0. Throws
+// strata::ConfigError naming the schedule.* key that is wrong.
+std::unique_ptr<LrSchedule> make_schedule(const ScheduleConfig& config, int64_t derived_total_steps,
+                                          double base_lr);
 
 // The names make_schedule accepts.
 const std::vector<std::string>& schedule_names();

@@ -10,69 +10,50 @@
 #include "core/autograd.h"
 #include "core/grad_clip.h"
 #include "core/ops.h"
-#include "core/optim/adamw.h"
-#include "core/optim/sgd.h"
+#include "core/optim/make_optimizer.h"
 #include "core/random.h"
 #include "core/schedule/make_schedule.h"
-#include "core/trainer/batch_tensors.h"
 #include "core/trainer/stop_signal.h"
+#include "core/trainer/trainer_progress.h"
 #include "kernels/parallel.h"
 
 namespace strata {
 
 namespace {
 
-std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& c, NamedTensors params) {
-  if (c.name == "sgd") {
-    SGDOptions o;
-    o.lr = c.lr;
-    o.momentum = c.momentum;
-    o.dampening = c.dampening;
-    o.nesterov = c.nesterov;
-    o.weight_decay = c.weight_decay;
-    return std::make_unique<SGD>(std::move(params), o);
+// A monitor names "val_" + a metric of the task; anything else is refused here,
+// before the first step, rather than at the first evaluation.
+void check_monitor(const std::string& key, const std::string& monitor, const Task& task) {
+  std::string known;
+  for (auto& m : task.metric_names()) {
+    if (monitor == "val_" + m) return;
+    known += (known.empty() ? "val_" : ", val_") + m;
   }
-  if (c.name == "adamw") {
-    AdamWOptions o;
-    o.lr = c.lr;
-    o.beta1 = c.beta1;
-    o.beta2 = c.beta2;
-    o.eps = c.eps;
-    o.weight_decay = c.weight_decay;
-    return std::make_unique<AdamW>(std::move(params), o);
-  }
-  throw ConfigError("optimizer.name: unknown optimizer '" + c.name + "' (sgd, adamw)");
-}
-
-// Top-1 and (when top5 is given) top-5 hits of (B, C) logits against labels.
-void count_hits(const Tensor& logits, const Tensor& labels, int64_t* top1, int64_t* top5) {
-  auto v = logits.to_float_vector();
-  auto l = labels.to_i64_vector();
-  int64_t n = logits.size(0), c = logits.size(1);
-  for (int64_t i = 0; i < n; ++i) {
-    const float* row = v.data() + i * c;
-    float target = row[l[static_cast<size_t>(i)]];
-    int64_t above = 0;
-    for (int64_t j = 0; j < c; ++j)
-      if (row[j] > target || (row[j] == target && j < l[static_cast<size_t>(i)])) ++above;
-    if (above == 0) ++*top1;
-    if (top5 && above < 5) ++*top5;
-  }
+  throw ConfigError(key + ": '" + monitor + "' is not a validation metric of the " + task.name() + " task (" +
+                    known + ")");
 }
 
 }  // namespace
 
 Trainer::Trainer(TrainConfig cfg, std::string run_dir, std::shared_ptr<Module> model,
                  std::vector<int64_t> sample_shape, Communicator& comm)
+    : Trainer(std::move(cfg), std::move(run_dir), std::move(model),
+              make_task("classification", TaskOptions{"", "", std::move(sample_shape), 0}), comm) {}
+
+Trainer::Trainer(TrainConfig cfg, std::string run_dir, std::shared_ptr<Module> model,
+                 std::unique_ptr<Task> task, Communicator& comm)
     : cfg_(std::move(cfg)),
       run_dir_(std::move(run_dir)),
       model_(std::move(model)),
-      sample_shape_(std::move(sample_shape)),
+      task_(std::move(task)),
       comm_(comm),
       precision_(precision_from_name(cfg_.precision.dtype)) {
+  check_monitor("early_stopping.monitor", cfg_.early_stopping.monitor, *task_);
+  if (cfg_.schedule.name == "plateau")
+    check_monitor("schedule.plateau_monitor", cfg_.schedule.plateau_monitor, *task_);
   if (cfg_.trainer.threads > 0) set_num_threads(static_cast<int>(cfg_.trainer.threads));
   params_ = model_->named_parameters();
-  optimizer_ = make_optimizer(cfg_.optimizer, params_);
+  optimizer_ = make_optimizer(cfg_.optimizer, *model_);
   LossScalerOptions so;
   so.enabled = precision_ == Precision::fp16;
   so.init_scale = cfg_.precision.init_scale;
@@ -99,21 +80,13 @@ void Trainer::sync_buffers_if_trained() {
   trained_since_buffer_sync_ = false;
 }
 
-double Trainer::train_micro_batch(const HostBatch& b, bool sync, int64_t* correct) {
+double Trainer::train_micro_batch(const HostBatch& b, bool sync, Progress& p) {
   trained_since_buffer_sync_ = true;
-  BatchTensors t = batch_to_tensors(b, input_field_, label_field_, sample_shape_);
-  t.input = t.input.to(model_device());  // no-op on the host
-  t.labels = t.labels.to(model_device());
-  Tensor logits;
-  {
-    AutocastGuard autocast(precision_);
-    logits = (*model_)(t.input);
-  }
-  // half logits go to cross_entropy as they are: its loss and saved lse are FP32
-  // whatever the logits' storage, so an f32 copy of [B, classes] buys nothing
-  Tensor loss = cross_entropy(logits, t.labels);
-  double value = loss.item();
-  count_hits(logits, t.labels, correct, nullptr);
+  TaskOutput out = task_->run(*model_, b, b.size, model_device(), precision_, false);
+  if (p.sums.size() != out.sums.size()) p.sums.assign(out.sums.size(), 0.0);
+  for (size_t i = 0; i < out.sums.size(); ++i) p.sums[i] += out.sums[i];
+  const Tensor& loss = out.loss;
+  double value = out.sums.front() / std::max(1.0, out.sums.back());
   Tensor objective =
       cfg_.trainer.accumulate > 1 ? scale(loss, 1.0 / static_cast<double>(cfg_.trainer.accumulate)) : loss;
   sync_->begin_step(sync);
@@ -148,39 +121,38 @@ EvalResult Trainer::evaluate(BatchSource& src) {
   bool was_training = model_->is_training();
   model_->eval();
   NoGradGuard no_grad;
-  AutocastGuard autocast(precision_);
   src.start_epoch(0);
   HostBatch b;
-  double loss_sum = 0;
-  int64_t top1 = 0, top5 = 0, n = 0;
+  std::vector<double> sums(task_->sum_names().size(), 0.0);
+  double rows = 0;
   while (src.next(b)) {
-    BatchTensors t = batch_to_tensors(b, input_field_, label_field_, sample_shape_);
-    t.input = t.input.to(model_device());
-    Tensor logits = cast((*model_)(t.input), DType::f32);
-    int64_t valid = b.valid_count();
-    if (valid < t.labels.numel()) {  // drop the padding rows of the last global batch
-      if (valid == 0) continue;
-      logits = slice(logits, 0, 0, valid);
-      auto l = t.labels.to_i64_vector();
-      l.resize(static_cast<size_t>(valid));
-      t.labels = Tensor::from_vector_i64(l, {valid});
-    }
-    t.labels = t.labels.to(model_device());
-    loss_sum += cross_entropy(logits, t.labels).item() * static_cast<double>(valid);
-    count_hits(logits, t.labels, &top1, &top5);
-    n += valid;
+    const int64_t valid = b.valid_count();  // the padding rows of the last global batch are dropped
+    if (valid == 0) continue;
+    TaskOutput out = task_->run(*model_, b, valid, model_device(), precision_, true);
+    for (size_t i = 0; i < sums.size(); ++i) sums[i] += out.sums[i];
+    rows += static_cast<double>(valid);
   }
   model_->train(was_training);
-  auto s = allreduce_sums(
-      {loss_sum, static_cast<double>(top1), static_cast<double>(top5), static_cast<double>(n)});
+  sums.push_back(rows);
+  sums = allreduce_sums(std::move(sums));
+  rows = sums.back();
+  sums.pop_back();
   EvalResult r;
-  r.samples = static_cast<int64_t>(s[3]);
-  if (r.samples > 0) {
-    r.loss = s[0] / s[3];
-    r.accuracy = s[1] / s[3];
-    r.top5 = s[2] / s[3];
+  r.samples = static_cast<int64_t>(rows);
+  r.items = static_cast<int64_t>(sums.back());
+  r.metrics = task_->metrics(sums, true);
+  for (auto& [name, value] : r.metrics) {
+    if (name == "loss") r.loss = value;
+    if (name == "accuracy") r.accuracy = value;
+    if (name == "top5") r.top5 = value;
   }
   return r;
+}
+
+double EvalResult::metric(const std::string& name) const {
+  for (auto& [n, v] : metrics)
+    if (n == name) return v;
+  throw ConfigError("no metric '" + name + "' in this evaluation");
 }
 
 }  // namespace strata

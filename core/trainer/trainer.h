@@ -1,4 +1,5 @@
-// Trainer: the train/eval loop over BatchSources, driven by a TrainConfig.
+// Trainer: the train/eval loop over BatchSources, driven by a TrainConfig; a
+// Task (core/trainer/task.h) says what a batch means and which metrics it has.
 // Mixed precision (FP32 masters, dynamic loss scaling for fp16), gradient
 // accumulation, global-norm clipping, LR schedules, early stopping, periodic
 // evaluation, checkpoints with exact resume, and the run directory's logs.
@@ -22,17 +23,23 @@
 #include "core/precision.h"
 #include "core/schedule/schedule.h"
 #include "core/trainer/grad_sync.h"
+#include "core/trainer/task.h"
 
 namespace strata {
 
 struct EvalResult {
+  Metrics metrics;  // the task's, in its metric_names() order
   double loss = 0;
-  double accuracy = 0;  // top-1
+  double accuracy = 0;  // classification: top-1 (0 for other tasks)
   double top5 = 0;
-  int64_t samples = 0;
+  int64_t samples = 0;                           // batch rows evaluated (images or token windows)
+  int64_t items = 0;                             // the task's items (samples or tokens)
+  double metric(const std::string& name) const;  // throws when the task has no such metric
 };
 
 struct TrainSummary {
+  std::string task;
+  Metrics test_metrics;  // empty without a test set
   double test_accuracy = 0, test_loss = 0, test_top5 = 0;
   double best_metric = 0;
   std::string best_metric_name;
@@ -40,6 +47,11 @@ struct TrainSummary {
   int64_t epochs = 0;  // epochs completed
   int64_t steps = 0;   // optimizer steps
   double samples_per_second = 0;
+  std::string item_unit = "sample";  // what items_per_second counts: samples or tokens
+  double items_per_second = 0;
+  // Training FLOPs per item (the model's counter, models/registry.h), the rate
+  // they were done at, and its fraction of trainer.peak_flops x ranks (0 = no peak given).
+  double flops_per_item = 0, flops_per_second = 0, mfu = 0;
   double data_wait_fraction = 0;
   int world_size = 1;
   std::string precision;
@@ -58,7 +70,9 @@ struct TrainSummary {
 
 class Trainer {
  public:
-  // `sample_shape` is the per-sample input shape the model takes, e.g. {1, 28, 28}.
+  Trainer(TrainConfig cfg, std::string run_dir, std::shared_ptr<Module> model, std::unique_ptr<Task> task,
+          Communicator& comm);
+  // Image classification of samples of `sample_shape`, e.g. {1, 28, 28}.
   Trainer(TrainConfig cfg, std::string run_dir, std::shared_ptr<Module> model,
           std::vector<int64_t> sample_shape, Communicator& comm);
   ~Trainer();
@@ -80,16 +94,26 @@ class Trainer {
   LossScaler& scaler() { return scaler_; }
   Module& model() { return *model_; }
   const std::string& run_dir() const { return run_dir_; }
-  // Name of the field the input and the labels come from (defaults image/label).
-  void set_fields(std::string input, std::string label) {
-    input_field_ = std::move(input);
-    label_field_ = std::move(label);
-  }
+  const Task& task() const { return *task_; }
+  // The model's training FLOPs per task item, for MFU (models::ModelEntry::train_flops).
+  void set_flops_per_item(double flops) { flops_per_item_ = flops; }
 
  private:
   struct Progress;
-  double train_micro_batch(const HostBatch& b, bool sync, int64_t* correct);
+  struct Run;
+  // One micro-batch forward and backward; adds its sums to the epoch's.
+  double train_micro_batch(const HostBatch& b, bool sync, Progress& p);
   bool optimizer_step();
+  // fit()'s parts: an epoch of steps, what follows a step, an epoch's end.
+  void train_epoch(BatchSource& train, Run& run, Progress& p);
+  void after_step(BatchSource& train, Run& run, Progress& p);
+  void log_progress(BatchSource& train, Run& run, Progress& p);
+  void end_epoch(BatchSource& train, Run& run, Progress& p);
+  // Evaluates on the validation source and tracks the monitored metric: best
+  // weights, early stopping, a metric-driven schedule. NaN without a source.
+  double evaluate_and_track(Run& run, Progress& p);
+  void restore_best_weights(Progress& p);
+  TrainSummary summarize(Run& run, Progress& p, BatchSource* test);
   Checkpoint make_checkpoint(const BatchSource& train, const Progress& p) const;
   void restore_checkpoint(const Checkpoint& ck, BatchSource& train, Progress& p);
   void save(const BatchSource& train, const Progress& p, double metric);
@@ -100,7 +124,7 @@ class Trainer {
   TrainConfig cfg_;
   std::string run_dir_;
   std::shared_ptr<Module> model_;
-  std::vector<int64_t> sample_shape_;
+  std::unique_ptr<Task> task_;
   Communicator& comm_;
   NamedTensors params_;
   // Where the model lives (its first parameter's device): batches are moved there.
@@ -112,7 +136,7 @@ class Trainer {
   std::unique_ptr<GradientSync> sync_;
   std::unique_ptr<RunLog> log_;
   std::unique_ptr<CheckpointRotation> rotation_;  // rank 0, made at the first save
-  std::string input_field_ = "image", label_field_ = "label";
+  double flops_per_item_ = 0;
   std::function<void()> buffer_sync_;
   bool trained_since_buffer_sync_ = false;
 };

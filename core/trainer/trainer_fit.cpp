@@ -50,15 +50,16 @@ Checkpoint Trainer::make_checkpoint(const BatchSource& train, const Progress& p)
   ck.ints["mid_epoch"] = p.mid_epoch ? 1 : 0;
   ck.ints["micro"] = p.micro;
   ck.ints["skipped_steps"] = p.skipped_steps;
-  ck.ints["epoch_correct"] = p.correct;
-  ck.ints["epoch_seen"] = p.seen;
+  // the epoch's training sums by the task's names: "epoch_sum.loss_sum", ...
+  const auto sum_names = task_->sum_names();
+  for (size_t i = 0; i < p.sums.size() && i < sum_names.size(); ++i)
+    ck.scalars["epoch_sum." + sum_names[i]] = p.sums[i];
   ck.ints["epochs_done"] = p.epochs_done;
   ck.ints[ckpt_key::best_epoch] = p.best_epoch;
   ck.ints["have_best"] = p.have_best ? 1 : 0;
   ck.ints[ckpt_key::patience_counter] = p.early.bad_epochs();
   ck.ints["early_best_epoch"] = p.early.best_epoch();
   ck.scalars["early_best"] = p.early.best();
-  ck.scalars["epoch_loss_sum"] = p.loss_sum;
   ck.scalars[ckpt_key::best_metric] = p.best_metric;
   ck.scalars[ckpt_key::scaler_scale] = scaler_.scale();
   ck.ints[ckpt_key::scaler_growth_tracker] = scaler_.growth_tracker();
@@ -87,14 +88,17 @@ void Trainer::restore_checkpoint(const Checkpoint& ck, BatchSource& train, Progr
   p.mid_epoch = ck.int_value("mid_epoch") != 0;
   p.micro = ck.int_value("micro");
   p.skipped_steps = ck.int_value("skipped_steps");
-  p.correct = ck.int_value("epoch_correct");
-  p.seen = ck.int_value("epoch_seen");
+  p.sums.clear();
+  for (auto& name : task_->sum_names()) {
+    auto it = ck.scalars.find("epoch_sum." + name);
+    if (it == ck.scalars.end()) break;  // saved before the epoch's first batch
+    p.sums.push_back(it->second);
+  }
   p.epochs_done = ck.int_value("epochs_done");
   p.best_epoch = ck.int_value(ckpt_key::best_epoch);
   p.have_best = ck.int_value("have_best") != 0;
   p.early.load_state({ck.scalar_value("early_best"), ck.int_value("early_best_epoch"),
                       ck.int_value(ckpt_key::patience_counter)});
-  p.loss_sum = ck.scalar_value("epoch_loss_sum");
   p.best_metric = ck.scalar_value(ckpt_key::best_metric);
   scaler_.load_state(
       {ck.scalar_value(ckpt_key::scaler_scale), ck.int_value(ckpt_key::scaler_growth_tracker)});
@@ -149,6 +153,11 @@ void Trainer::maybe_resume(BatchSource& train, Progress& p) {
 
 std::string TrainSummary::to_json() const {
   nlohmann::json j;
+  j["task"] = task;
+  nlohmann::json test = nlohmann::json::object();
+  for (auto& [name, value] : test_metrics)
+    test[name] = std::isfinite(value) ? nlohmann::json(value) : nullptr;
+  j["test"] = test;
   j["test_accuracy"] = test_accuracy;
   j["test_loss"] = test_loss;
   j["test_top5"] = test_top5;
@@ -158,6 +167,11 @@ std::string TrainSummary::to_json() const {
   j["epochs"] = epochs;
   j["steps"] = steps;
   j["samples_per_second"] = samples_per_second;
+  j["item_unit"] = item_unit;
+  j["items_per_second"] = items_per_second;
+  j["flops_per_item"] = flops_per_item;
+  j["flops_per_second"] = flops_per_second;
+  j["mfu"] = mfu;
   j["data_wait_fraction"] = data_wait_fraction;
   j["world_size"] = world_size;
   j["precision"] = precision;

@@ -1,6 +1,8 @@
 // Trainer::fit: epochs of micro-batches, an optimizer step per accumulation
 // window, evaluation by epochs or steps, early stopping, checkpoints and the
-// summary. Stop signals finish the current step, save and return.
+// summary. Stop signals finish the current step, save and return. fit() reads
+// top to bottom as the run: set up, train_epoch / end_epoch per epoch, the best
+// weights, summarize; after_step is everything a step may trigger.
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -22,207 +24,216 @@ double now() {
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
-ScheduleOptions to_schedule_options(const ScheduleConfig& s, int64_t total_steps) {
-  ScheduleOptions o;
-  o.name = s.name;
-  o.warmup_steps = s.warmup_steps;
-  o.warmup_start_factor = s.warmup_start_factor;
-  o.step_size = s.step_size;
-  o.milestones = s.milestones;
-  o.gamma = s.gamma;
-  o.min_lr = s.min_lr;
-  o.max_lr = s.max_lr;
-  o.pct_start = s.pct_start;
-  o.total_steps = s.total_steps > 0 ? s.total_steps : total_steps;
-  o.plateau_patience = s.plateau_patience;
-  o.plateau_factor = s.plateau_factor;
-  o.plateau_threshold = s.plateau_threshold;
-  o.plateau_mode = s.plateau_mode;
-  return o;
+double metric_named(const Metrics& m, const std::string& name) {
+  for (auto& [n, v] : m)
+    if (n == name) return v;
+  return NAN;
 }
 
-double metric_of(const std::string& monitor, double loss, double acc) {
-  if (monitor == "val_loss") return loss;
-  if (monitor == "val_accuracy") return acc;
-  throw ConfigError("early_stopping.monitor: unknown metric '" + monitor + "' (val_loss, val_accuracy)");
-}
+// "val_loss" -> "loss": the trainer's constructor checked the prefix and the name.
+std::string metric_of_monitor(const std::string& monitor) { return monitor.substr(4); }
 
 }  // namespace
 
 TrainSummary Trainer::fit(BatchSource& train, BatchSource* val, BatchSource* test) {
-  const double t_start = now();
+  Run run;
+  run.t_start = now();
   install_stop_handlers();
   if (comm_.rank() == 0) {
     std::filesystem::create_directories(run_dir_);
     std::ofstream(std::filesystem::path(run_dir_) / "resolved.yaml") << to_yaml(cfg_);
   }
-  const int64_t acc = std::max<int64_t>(1, cfg_.trainer.accumulate);
-  const int64_t bpe = train.batches_per_epoch();
-  if (bpe == 0)
+  run.accumulate = std::max<int64_t>(1, cfg_.trainer.accumulate);
+  run.batches_per_epoch = train.batches_per_epoch();
+  if (run.batches_per_epoch == 0)
     throw Error("the training set yields no batch per rank (batch size larger than this rank's share?)");
-  const int64_t steps_per_epoch = (bpe + acc - 1) / acc;
-  int64_t total_steps = cfg_.trainer.epochs * steps_per_epoch;
-  if (cfg_.trainer.max_steps > 0) total_steps = std::min(total_steps, cfg_.trainer.max_steps);
-  schedule_ = make_schedule(to_schedule_options(cfg_.schedule, total_steps), cfg_.optimizer.lr);
+  run.steps_per_epoch = (run.batches_per_epoch + run.accumulate - 1) / run.accumulate;
+  run.total_steps = cfg_.trainer.epochs * run.steps_per_epoch;
+  if (cfg_.trainer.max_steps > 0) run.total_steps = std::min(run.total_steps, cfg_.trainer.max_steps);
+  schedule_ = make_schedule(cfg_.schedule, run.total_steps, cfg_.optimizer.lr);
+  run.val = val ? val : test;
 
   Progress p;
-  EarlyStoppingOptions eo;
-  eo.mode = cfg_.early_stopping.mode;
-  eo.patience = cfg_.early_stopping.patience;
-  eo.min_delta = cfg_.early_stopping.min_delta;
-  p.early = EarlyStopping(eo);
+  p.early =
+      EarlyStopping({cfg_.early_stopping.mode, cfg_.early_stopping.patience, cfg_.early_stopping.min_delta});
   maybe_resume(train, p);
-  BatchSource* val_src = val ? val : test;
-  const std::string& monitor = cfg_.early_stopping.monitor;
-  bool max_mode = cfg_.early_stopping.mode == "max";
-  bool done = false;
-  int stop_signal = 0;
-
-  auto evaluate_and_track = [&](int64_t epoch) -> double {
-    if (!val_src) return NAN;
-    EvalResult r = evaluate(*val_src);
-    log_->record(
-        "val", p.step,
-        {{"loss", r.loss}, {"accuracy", r.accuracy}, {"top5", r.top5}, {"epoch", double(epoch + 1)}});
-    log_->message("epoch " + std::to_string(epoch + 1) + " validation: loss " + std::to_string(r.loss) +
-                  " accuracy " + std::to_string(r.accuracy));
-    double m = metric_of(monitor, r.loss, r.accuracy);
-    if (schedule_->metric_driven())
-      schedule_->observe(cfg_.schedule.plateau_monitor == "val_accuracy" ? r.accuracy : r.loss);
-    bool better = !p.have_best || (max_mode ? m > p.best_metric : m < p.best_metric);
-    if (better) {
-      p.have_best = true;
-      p.best_metric = m;
-      p.best_epoch = epoch;
-      if (cfg_.early_stopping.enabled && cfg_.early_stopping.restore_best) {
-        p.best_weights.clear();
-        for (auto& [n, t] : model_->named_parameters()) p.best_weights.push_back({n, t.clone()});
-        for (auto& [n, t] : model_->named_buffers()) p.best_weights.push_back({n, t.clone()});
-      }
-    }
-    if (cfg_.early_stopping.enabled && p.early.update(m, epoch)) {
-      p.stopped_early = true;
-      p.stopped_at_epoch = epoch;
-    }
-    return m;
-  };
-
-  HostBatch batch;
-  for (; p.epoch < cfg_.trainer.epochs && !done; ++p.epoch) {
-    if (!p.mid_epoch) {
-      train.start_epoch(p.epoch);
-      p.micro = 0;
-      p.loss_sum = 0;
-      p.correct = p.seen = 0;
-    }
-    p.mid_epoch = true;
-    model_->train();
-    double epoch_t0 = now();
-    double last_log = epoch_t0;
-    int64_t last_log_samples = 0, epoch_samples = 0;
-    while (!done && train.next(batch)) {
-      bool sync = (p.micro + 1) % acc == 0 || p.micro + 1 == bpe;
-      int64_t correct = 0;
-      double loss = train_micro_batch(batch, sync, &correct);
-      p.micro++;
-      p.loss_sum += loss * static_cast<double>(batch.size);
-      p.correct += correct;
-      p.seen += batch.size;
-      epoch_samples += batch.size;
-      p.window_loss += loss;
-      p.window_batches++;
-      if (!sync) continue;
-      optimizer_->set_lr(schedule_->lr(p.step));
-      if (!optimizer_step()) p.skipped_steps++;
-      p.step++;
-      if (cfg_.logging.every_steps > 0 && p.step % cfg_.logging.every_steps == 0) {
-        double t = now();
-        DataMetrics dm = train.metrics();
-        ProgressInfo pi;
-        pi.epoch = p.epoch;
-        pi.epochs = cfg_.trainer.epochs;
-        pi.step = p.step;
-        pi.steps_per_epoch = steps_per_epoch;
-        pi.step_in_epoch = (p.micro + acc - 1) / acc;
-        pi.loss = p.window_loss / static_cast<double>(std::max<int64_t>(1, p.window_batches));
-        pi.lr = optimizer_->lr();
-        pi.samples_per_second = static_cast<double>(epoch_samples - last_log_samples) * comm_.size() /
-                                std::max(1e-9, t - last_log);
-        pi.data_wait_fraction = dm.wait_seconds / std::max(1e-9, t - epoch_t0);
-        pi.loss_scale = scaler_.enabled() ? scaler_.scale() : 0.0;
-        pi.eta_seconds = (t - epoch_t0) / std::max<int64_t>(1, pi.step_in_epoch) *
-                         static_cast<double>(total_steps - p.step);
-        log_->progress(pi);
-        log_->record("train", p.step,
-                     {{"loss", pi.loss},
-                      {"lr", pi.lr},
-                      {"samples_per_second", pi.samples_per_second},
-                      {"data_wait_fraction", pi.data_wait_fraction},
-                      {"loss_scale", scaler_.scale()}});
-        p.window_loss = 0;
-        p.window_batches = 0;
-        last_log = t;
-        last_log_samples = epoch_samples;
-      }
-      double metric = NAN;
-      if (cfg_.trainer.eval_every_steps > 0 && p.step % cfg_.trainer.eval_every_steps == 0)
-        metric = evaluate_and_track(p.epoch);
-      if (cfg_.checkpoint.every_steps > 0 && p.step % cfg_.checkpoint.every_steps == 0)
-        save(train, p, metric);
-      if (cfg_.trainer.max_steps > 0 && p.step >= cfg_.trainer.max_steps) done = true;
-      if ((stop_signal = stop_requested()) != 0) {
-        save(train, p, NAN);
-        log_->message("stopped by signal " + std::to_string(stop_signal) + " at step " +
-                      std::to_string(p.step) +
-                      "; checkpoint saved; continue with checkpoint.resume=auto --run-dir " + run_dir_);
-        done = true;
-      }
-    }
-    sync_buffers_if_trained();  // the epoch's end: buffers agree across ranks
-    DataMetrics dm = train.metrics();
-    p.train_seconds += now() - epoch_t0;
-    p.wait_seconds += dm.wait_seconds;
-    p.samples += epoch_samples * comm_.size();
-    p.remote_requests += dm.remote_requests;
-    p.remote_bytes += dm.remote_bytes;
-    if (stop_signal) break;
-    if (done && cfg_.trainer.max_steps > 0 && p.micro < bpe) {
+  for (; p.epoch < cfg_.trainer.epochs && !run.done; ++p.epoch) {
+    train_epoch(train, run, p);
+    if (run.stop_signal) break;
+    if (run.done && cfg_.trainer.max_steps > 0 && p.micro < run.batches_per_epoch) {
       p.epoch++;  // counts as the epoch reached; max_steps ends the run
       break;
     }
-    auto sums = allreduce_sums({p.loss_sum, static_cast<double>(p.correct), static_cast<double>(p.seen)});
-    log_->record("epoch", p.step,
-                 {{"epoch", double(p.epoch + 1)},
-                  {"train_loss", sums[0] / std::max(1.0, sums[2])},
-                  {"train_accuracy", sums[1] / std::max(1.0, sums[2])}});
-    double metric = NAN;
-    if (cfg_.trainer.eval_every_epochs > 0 && (p.epoch + 1) % cfg_.trainer.eval_every_epochs == 0)
-      metric = evaluate_and_track(p.epoch);
-    p.epochs_done = p.epoch + 1;
-    p.mid_epoch = false;
-    if (p.stopped_early) {
-      log_->message("early stopping at epoch " + std::to_string(p.epoch + 1) + ": no improvement of " +
-                    monitor + " for " + std::to_string(cfg_.early_stopping.patience) + " evaluations");
-      done = true;
-    }
-    Progress next = p;  // the checkpoint resumes at the next epoch's start
-    next.epoch = p.epoch + 1;
-    if (cfg_.checkpoint.every_epochs > 0 && (p.epoch + 1) % cfg_.checkpoint.every_epochs == 0)
-      save(train, next, metric);
+    end_epoch(train, run, p);
   }
-  if (!stop_signal && !p.best_weights.empty()) {
-    NoGradGuard no_grad;
-    NamedTensors all = model_->named_parameters();
-    for (auto& b : model_->named_buffers()) all.push_back(b);
-    for (auto& [n, t] : all)
-      for (auto& [bn, bt] : p.best_weights)
-        if (bn == n) t.copy_(bt);
-    log_->message("restored the best weights (epoch " + std::to_string(p.best_epoch + 1) + ")");
-  }
+  if (!run.stop_signal) restore_best_weights(p);
+  return summarize(run, p, test);
+}
 
+void Trainer::train_epoch(BatchSource& train, Run& run, Progress& p) {
+  if (!p.mid_epoch) {
+    train.start_epoch(p.epoch);
+    p.micro = 0;
+    p.sums.clear();
+  }
+  p.mid_epoch = true;
+  model_->train();
+  run.epoch_t0 = run.last_log = now();
+  run.epoch_samples = run.last_log_samples = 0;
+  run.epoch_items = run.last_log_items = 0;
+  HostBatch batch;
+  while (!run.done && train.next(batch)) {
+    const bool sync = (p.micro + 1) % run.accumulate == 0 || p.micro + 1 == run.batches_per_epoch;
+    const double items_before = p.sums.empty() ? 0.0 : p.sums.back();
+    const double loss = train_micro_batch(batch, sync, p);
+    p.micro++;
+    run.epoch_samples += batch.size;
+    run.epoch_items += p.sums.back() - items_before;
+    p.window_loss += loss;
+    p.window_batches++;
+    if (!sync) continue;
+    optimizer_->set_lr(schedule_->lr(p.step));
+    if (!optimizer_step()) p.skipped_steps++;
+    p.step++;
+    after_step(train, run, p);
+  }
+  sync_buffers_if_trained();  // the epoch's end: buffers agree across ranks
+  DataMetrics dm = train.metrics();
+  p.train_seconds += now() - run.epoch_t0;
+  p.wait_seconds += dm.wait_seconds;
+  p.samples += run.epoch_samples * comm_.size();
+  p.items += run.epoch_items * comm_.size();
+  p.remote_requests += dm.remote_requests;
+  p.remote_bytes += dm.remote_bytes;
+}
+
+void Trainer::after_step(BatchSource& train, Run& run, Progress& p) {
+  if (cfg_.logging.every_steps > 0 && p.step % cfg_.logging.every_steps == 0) log_progress(train, run, p);
+  double metric = NAN;
+  if (cfg_.trainer.eval_every_steps > 0 && p.step % cfg_.trainer.eval_every_steps == 0)
+    metric = evaluate_and_track(run, p);
+  if (cfg_.checkpoint.every_steps > 0 && p.step % cfg_.checkpoint.every_steps == 0) save(train, p, metric);
+  if (cfg_.trainer.max_steps > 0 && p.step >= cfg_.trainer.max_steps) run.done = true;
+  if ((run.stop_signal = stop_requested()) != 0) {
+    save(train, p, NAN);
+    log_->message("stopped by signal " + std::to_string(run.stop_signal) + " at step " +
+                  std::to_string(p.step) +
+                  "; checkpoint saved; continue with checkpoint.resume=auto --run-dir " + run_dir_);
+    run.done = true;
+  }
+}
+
+void Trainer::log_progress(BatchSource& train, Run& run, Progress& p) {
+  const double t = now(), dt = std::max(1e-9, t - run.last_log);
+  DataMetrics dm = train.metrics();
+  ProgressInfo pi;
+  pi.epoch = p.epoch;
+  pi.epochs = cfg_.trainer.epochs;
+  pi.step = p.step;
+  pi.steps_per_epoch = run.steps_per_epoch;
+  pi.step_in_epoch = (p.micro + run.accumulate - 1) / run.accumulate;
+  pi.loss = p.window_loss / static_cast<double>(std::max<int64_t>(1, p.window_batches));
+  pi.lr = optimizer_->lr();
+  pi.samples_per_second = static_cast<double>(run.epoch_samples - run.last_log_samples) * comm_.size() / dt;
+  pi.item_unit = task_->item_unit();
+  pi.items_per_second = (run.epoch_items - run.last_log_items) * comm_.size() / dt;
+  if (cfg_.trainer.peak_flops > 0)
+    pi.mfu = pi.items_per_second * flops_per_item_ / (cfg_.trainer.peak_flops * comm_.size());
+  pi.data_wait_fraction = dm.wait_seconds / std::max(1e-9, t - run.epoch_t0);
+  pi.loss_scale = scaler_.enabled() ? scaler_.scale() : 0.0;
+  pi.eta_seconds = (t - run.epoch_t0) / static_cast<double>(std::max<int64_t>(1, pi.step_in_epoch)) *
+                   static_cast<double>(run.total_steps - p.step);
+  log_->progress(pi);
+  std::map<std::string, double> values = {{"loss", pi.loss},
+                                          {"lr", pi.lr},
+                                          {"samples_per_second", pi.samples_per_second},
+                                          {pi.item_unit + "s_per_second", pi.items_per_second},
+                                          {"data_wait_fraction", pi.data_wait_fraction},
+                                          {"loss_scale", scaler_.scale()}};
+  if (pi.mfu > 0) values["mfu"] = pi.mfu;
+  log_->record("train", p.step, values);
+  p.window_loss = 0;
+  p.window_batches = 0;
+  run.last_log = t;
+  run.last_log_samples = run.epoch_samples;
+  run.last_log_items = run.epoch_items;
+}
+
+void Trainer::end_epoch(BatchSource& train, Run& run, Progress& p) {
+  std::vector<double> sums = p.sums;
+  sums.resize(task_->sum_names().size(), 0.0);  // an epoch this rank saw no batch of
+  sums = allreduce_sums(std::move(sums));
+  std::map<std::string, double> record = {{"epoch", double(p.epoch + 1)}};
+  for (auto& [name, value] : task_->metrics(sums, false)) record["train_" + name] = value;
+  log_->record("epoch", p.step, record);
+  double metric = NAN;
+  if (cfg_.trainer.eval_every_epochs > 0 && (p.epoch + 1) % cfg_.trainer.eval_every_epochs == 0)
+    metric = evaluate_and_track(run, p);
+  p.epochs_done = p.epoch + 1;
+  p.mid_epoch = false;
+  if (p.stopped_early) {
+    log_->message("early stopping at epoch " + std::to_string(p.epoch + 1) + ": no improvement of " +
+                  cfg_.early_stopping.monitor + " for " + std::to_string(cfg_.early_stopping.patience) +
+                  " evaluations");
+    run.done = true;
+  }
+  Progress next = p;  // the checkpoint resumes at the next epoch's start
+  next.epoch = p.epoch + 1;
+  if (cfg_.checkpoint.every_epochs > 0 && (p.epoch + 1) % cfg_.checkpoint.every_epochs == 0)
+    save(train, next, metric);
+}
+
+double Trainer::evaluate_and_track(Run& run, Progress& p) {
+  if (!run.val) return NAN;
+  EvalResult r = evaluate(*run.val);
+  std::map<std::string, double> record = {{"epoch", double(p.epoch + 1)}};
+  std::string line =
+      "epoch " + std::to_string(p.epoch + 1) + " step " + std::to_string(p.step) + " validation:";
+  for (auto& [name, value] : r.metrics) {
+    record[name] = value;
+    line += " " + name + " " + std::to_string(value);
+  }
+  log_->record("val", p.step, record);
+  log_->message(line);
+  const double m = metric_named(r.metrics, metric_of_monitor(cfg_.early_stopping.monitor));
+  if (schedule_->metric_driven())
+    schedule_->observe(metric_named(r.metrics, metric_of_monitor(cfg_.schedule.plateau_monitor)));
+  const bool max_mode = cfg_.early_stopping.mode == "max";
+  const bool better = !p.have_best || (max_mode ? m > p.best_metric : m < p.best_metric);
+  if (better) {
+    p.have_best = true;
+    p.best_metric = m;
+    p.best_epoch = p.epoch;
+    if (cfg_.early_stopping.enabled && cfg_.early_stopping.restore_best) {
+      p.best_weights.clear();
+      for (auto& [n, t] : model_->named_parameters()) p.best_weights.push_back({n, t.clone()});
+      for (auto& [n, t] : model_->named_buffers()) p.best_weights.push_back({n, t.clone()});
+    }
+  }
+  if (cfg_.early_stopping.enabled && p.early.update(m, p.epoch)) {
+    p.stopped_early = true;
+    p.stopped_at_epoch = p.epoch;
+  }
+  return m;
+}
+
+void Trainer::restore_best_weights(Progress& p) {
+  if (p.best_weights.empty()) return;
+  NoGradGuard no_grad;
+  NamedTensors all = model_->named_parameters();
+  for (auto& b : model_->named_buffers()) all.push_back(b);
+  for (auto& [n, t] : all)
+    for (auto& [bn, bt] : p.best_weights)
+      if (bn == n) t.copy_(bt);
+  log_->message("restored the best weights (epoch " + std::to_string(p.best_epoch + 1) + ")");
+}
+
+TrainSummary Trainer::summarize(Run& run, Progress& p, BatchSource* test) {
   TrainSummary s;
-  if (test && !stop_signal) {
+  s.task = task_->name();
+  if (test && !run.stop_signal) {
     EvalResult r = evaluate(*test);
+    s.test_metrics = r.metrics;
     s.test_accuracy = r.accuracy;
     s.test_loss = r.loss;
     s.test_top5 = r.top5;
@@ -231,18 +242,24 @@ TrainSummary Trainer::fit(BatchSource& train, BatchSource* val, BatchSource* tes
     p.remote_bytes += tm.remote_bytes;
   }
   s.best_metric = p.best_metric;
-  s.best_metric_name = monitor;
+  s.best_metric_name = cfg_.early_stopping.monitor;
   s.best_epoch = p.best_epoch >= 0 ? p.best_epoch + 1 : -1;
   s.epochs = p.epochs_done;
   s.steps = p.step;
-  s.samples_per_second = static_cast<double>(p.samples) / std::max(1e-9, p.train_seconds);
-  s.data_wait_fraction = p.wait_seconds / std::max(1e-9, p.train_seconds);
+  const double seconds = std::max(1e-9, p.train_seconds);
+  s.samples_per_second = static_cast<double>(p.samples) / seconds;
+  s.item_unit = task_->item_unit();
+  s.items_per_second = p.items / seconds;
+  s.flops_per_item = flops_per_item_;
+  s.flops_per_second = s.items_per_second * flops_per_item_;
+  if (cfg_.trainer.peak_flops > 0) s.mfu = s.flops_per_second / (cfg_.trainer.peak_flops * comm_.size());
+  s.data_wait_fraction = p.wait_seconds / seconds;
   s.world_size = comm_.size();
   s.precision = cfg_.precision.dtype;
-  s.wall_seconds = now() - t_start;
+  s.wall_seconds = now() - run.t_start;
   s.stopped_early = p.stopped_early;
   s.stopped_at_epoch = p.stopped_early ? p.stopped_at_epoch + 1 : -1;
-  s.interrupted_by_signal = stop_signal;
+  s.interrupted_by_signal = run.stop_signal;
   s.skipped_steps = p.skipped_steps;
   auto io = allreduce_sums({static_cast<double>(p.remote_requests), static_cast<double>(p.remote_bytes)});
   s.remote_requests = static_cast<int64_t>(io[0]);
@@ -253,9 +270,11 @@ TrainSummary Trainer::fit(BatchSource& train, BatchSource* val, BatchSource* tes
   s.memory_peak_bytes = static_cast<int64_t>(mem.peak_bytes);
   s.memory_cached_bytes = static_cast<int64_t>(mem.cached_bytes);
   s.memory_allocations = static_cast<int64_t>(mem.allocations);
-  if (comm_.rank() == 0 && !stop_signal) {
+  if (comm_.rank() == 0 && !run.stop_signal) {
     std::ofstream(std::filesystem::path(run_dir_) / "summary.json") << s.to_json() << "\n";
-    log_->record("test", p.step, {{"loss", s.test_loss}, {"accuracy", s.test_accuracy}});
+    std::map<std::string, double> record;
+    for (auto& [name, value] : s.test_metrics) record[name] = value;
+    if (!record.empty()) log_->record("test", p.step, record);
   }
   log_->flush();
   return s;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/batch_source.h"
 #include "core/early_stopping.h"
 #include "core/tensor.h"
 
@@ -15,9 +16,8 @@ struct Trainer::Progress {
   int64_t step = 0;        // optimizer steps done
   int64_t micro = 0;       // micro-batches done in the epoch
   int64_t skipped_steps = 0;
-  // the current epoch's training sums
-  double loss_sum = 0;
-  int64_t correct = 0, seen = 0;
+  // the current epoch's training sums, in the task's sum_names() order
+  std::vector<double> sums;
   // since the last progress line
   double window_loss = 0;
   int64_t window_batches = 0;
@@ -32,7 +32,23 @@ struct Trainer::Progress {
   // totals for the summary (not restored: timing and I/O of this process)
   double train_seconds = 0, wait_seconds = 0;
   int64_t samples = 0, remote_requests = 0, remote_bytes = 0;
+  double items = 0;  // the task's items (samples or tokens), all ranks
   std::vector<std::pair<std::string, Tensor>> best_weights;
+};
+
+// What one fit() call knows besides the Progress: the run's shape, the
+// validation source, the stop state and the current epoch's timing.
+struct Trainer::Run {
+  double t_start = 0;
+  int64_t accumulate = 1;
+  int64_t batches_per_epoch = 0, steps_per_epoch = 0, total_steps = 0;
+  BatchSource* val = nullptr;  // validation, else the test set, else none
+  bool done = false;
+  int stop_signal = 0;
+  // the current epoch
+  double epoch_t0 = 0, last_log = 0;
+  int64_t epoch_samples = 0, last_log_samples = 0;
+  double epoch_items = 0, last_log_items = 0;
 };
 
 }  // namespace strata

@@ -187,12 +187,12 @@ TEST(Schedule, ReduceOnPlateauStateRoundTrip) {
 }
 
 TEST(Schedule, FactoryBuildsEveryName) {
-  ScheduleOptions o;
+  ScheduleConfig o;
   o.total_steps = 100;
   o.milestones = {10, 20};
   for (const auto& n : schedule_names()) {
     o.name = n;
-    auto s = make_schedule(o, 0.1);
+    auto s = make_schedule(o, 0, 0.1);
     ASSERT_TRUE(s) << n;
     EXPECT_EQ(s->name(), n);
     EXPECT_GT(s->lr(0), 0.0) << n;
@@ -201,21 +201,21 @@ TEST(Schedule, FactoryBuildsEveryName) {
   o.warmup_steps = 5;
   o.step_size = 10;
   o.gamma = 0.5;
-  auto w = make_schedule(o, 1.0);
+  auto w = make_schedule(o, 0, 1.0);
   EXPECT_EQ(w->name(), "warmup+step");
   expect_lr(*w, 0, 0.0);
   expect_lr(*w, 15, 0.5);
   o.name = "cosine";
-  auto c = make_schedule(o, 1.0);
+  auto c = make_schedule(o, 0, 1.0);
   EXPECT_EQ(c->name(), "cosine");
   expect_lr(*c, 5, 1.0);
 }
 
 TEST(Schedule, FactoryErrorsNameTheKey) {
-  ScheduleOptions o;
+  ScheduleConfig o;
   o.name = "cosine-annealing";
   try {
-    make_schedule(o, 0.1);
+    make_schedule(o, 0, 0.1);
     FAIL();
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("schedule.name"), std::string::npos) << e.what();
@@ -223,7 +223,7 @@ TEST(Schedule, FactoryErrorsNameTheKey) {
   o.name = "cosine";
   o.total_steps = 0;
   try {
-    make_schedule(o, 0.1);
+    make_schedule(o, 0, 0.1);
     FAIL();
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("schedule.total_steps"), std::string::npos) << e.what();
@@ -231,11 +231,11 @@ TEST(Schedule, FactoryErrorsNameTheKey) {
   o.name = "onecycle";
   o.total_steps = 100;
   o.warmup_steps = 10;
-  EXPECT_THROW(make_schedule(o, 0.1), ConfigError);
+  EXPECT_THROW(make_schedule(o, 0, 0.1), ConfigError);
   o.name = "plateau";
   o.warmup_steps = 0;
   o.plateau_mode = "lowest";
-  EXPECT_THROW(make_schedule(o, 0.1), ConfigError);
+  EXPECT_THROW(make_schedule(o, 0, 0.1), ConfigError);
 }
 
 // The same schedules as PyTorch's (values from gen_schedule_golden.py). PyTorch's

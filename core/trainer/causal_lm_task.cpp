@@ -1,0 +1,66 @@
+#include "core/trainer/causal_lm_task.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "base/error.h"
+#include "core/autograd.h"
+#include "core/ops.h"
+
+namespace strata {
+namespace {
+
+// The first `rows` rows of an integer [B, T] field as an i64 tensor of `shape`
+// ({rows, T} for the model, {rows * T} for the loss).
+Tensor token_rows(const HostBatch& b, const std::string& name, int64_t rows, bool flat) {
+  const HostArray& a = b.field(name);
+  if (a.shape.size() != 2)
+    throw ShapeError("batch field '" + name + "' has shape " + shape_str(a.shape) +
+                     "; a language model takes token ids of shape [B, T]");
+  const int64_t T = a.shape[1], n = rows * T;
+  Tensor t = flat ? Tensor::empty({n}, DType::i64) : Tensor::empty({rows, T}, DType::i64);
+  int64_t* dst = t.data<int64_t>();
+  if (a.dtype == "i64")
+    std::memcpy(dst, a.bytes.data(), static_cast<size_t>(n) * 8);
+  else if (a.dtype == "i32")
+    for (int64_t i = 0; i < n; ++i) dst[i] = a.as<int32_t>()[i];
+  else
+    throw Error("batch field '" + name + "': dtype " + a.dtype + " is not a token id type (i64, i32)");
+  return t;
+}
+
+}  // namespace
+
+CausalLmTask::CausalLmTask(const TaskOptions& o)
+    : input_field_(o.input_field.empty() ? "input" : o.input_field),
+      target_field_(o.target_field.empty() ? "target" : o.target_field),
+      bytes_per_token_(o.bytes_per_token) {}
+
+TaskOutput CausalLmTask::run(Module& model, const HostBatch& b, int64_t rows, Device device,
+                             Precision precision, bool) const {
+  if (b.field(input_field_).shape != b.field(target_field_).shape)
+    throw ShapeError("batch fields '" + input_field_ + "' " + shape_str(b.field(input_field_).shape) +
+                     " and '" + target_field_ + "' " + shape_str(b.field(target_field_).shape) +
+                     " differ in shape");
+  Tensor ids = token_rows(b, input_field_, rows, false).to(device);
+  Tensor targets = token_rows(b, target_field_, rows, true).to(device);
+  const int64_t tokens = ids.numel();
+  Tensor logits;
+  {
+    AutocastGuard autocast(precision);
+    logits = model(ids);  // [B, T, V]
+  }
+  const int64_t vocab = logits.size(logits.dim() - 1);
+  TaskOutput out;
+  out.loss = cross_entropy(reshape(logits, {tokens, vocab}), targets);
+  out.sums = {out.loss.item() * static_cast<double>(tokens), static_cast<double>(tokens)};
+  return out;
+}
+
+Metrics CausalLmTask::metrics(const std::vector<double>& s, bool) const {
+  const double loss = s.at(1) > 0 ? s[0] / s[1] : 0.0;
+  const double bpb = bytes_per_token_ > 0 ? loss / std::log(2.0) / bytes_per_token_ : NAN;
+  return {{"loss", loss}, {"perplexity", std::exp(loss)}, {"bpb", bpb}};
+}
+
+}  // namespace strata

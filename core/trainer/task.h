@@ -1,0 +1,63 @@
+// Task: what a batch means to the model. A task turns a host batch into the
+// model's input, runs the model, and returns the loss with the sums its metrics
+// are made of; the trainer stays the same for image classification and language
+// modelling. Sums (not means) are what a task returns so that micro-batches,
+// epochs and ranks combine by plain addition (one allreduce of a few doubles).
+#pragma once
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/batch_source.h"
+#include "core/module.h"
+#include "core/precision.h"
+
+namespace strata {
+
+struct TaskOutput {
+  Tensor loss;               // f32 scalar, the mean over the batch's items (autograd when training)
+  std::vector<double> sums;  // this batch's share of the task's sums, in sum_names() order
+};
+
+// Metrics, in the order of Task::metric_names().
+using Metrics = std::vector<std::pair<std::string, double>>;
+
+class Task {
+ public:
+  virtual ~Task() = default;
+  virtual std::string name() const = 0;
+  // What one item is, for throughput and FLOPs: "sample" or "token".
+  virtual std::string item_unit() const = 0;
+  // Runs `model` on the first `rows` samples of `b` (the batch's valid rows in
+  // evaluation, all of them in training), moved to `device`, under autocast.
+  // `evaluating` asks for the evaluation-only figures (top-5).
+  virtual TaskOutput run(Module& model, const HostBatch& b, int64_t rows, Device device, Precision precision,
+                         bool evaluating) const = 0;
+  // Names of the sums; the first is always "loss_sum" (loss x items) and the last "items".
+  virtual std::vector<std::string> sum_names() const = 0;
+  // Metrics of summed sums; every name of metric_names() appears, in that order.
+  virtual Metrics metrics(const std::vector<double>& sums, bool evaluating) const = 0;
+  // What metrics() reports in evaluation; "val_" + one of these is a valid monitor.
+  virtual std::vector<std::string> metric_names() const = 0;
+  // Whether a higher value of the metric is better (accuracy) or lower (loss).
+  virtual bool higher_is_better(const std::string& metric) const = 0;
+};
+
+struct TaskOptions {
+  std::string input_field;   // "" = the task's default (image / input)
+  std::string target_field;  // "" = the task's default (label / target)
+  // classification: the per-sample input shape the model takes, e.g. {1, 28, 28}
+  std::vector<int64_t> sample_shape;
+  // causal_lm: text bytes per token, for bits per byte (1 for byte-level
+  // vocabularies); 0 = unknown, bits per byte is then not reported (NaN).
+  double bytes_per_token = 0;
+};
+
+// The registered tasks: "classification", "causal_lm".
+std::unique_ptr<Task> make_task(const std::string& name, const TaskOptions& options);
+std::vector<std::string> task_names();
+// Every monitor any task can serve ("val_" + each metric), for the config schema.
+std::vector<std::string> monitor_names();
+
+}  // namespace strata
