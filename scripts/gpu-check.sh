@@ -2,8 +2,9 @@
 # The one command for a borrowed GPU machine: run from a gpu-bundle/ folder (made by
 # scripts/gpu-bundle.sh), it builds nothing. It prints the device, runs every
 # gpu-labelled test, then `strata-bench gemm --device cuda` (strata beside a direct
-# cuBLASLt call and torch.matmul) and a CNN training-step throughput run on the GPU
-# beside the same run on the CPU, and writes a short report (gpu-report.md, and
+# cuBLASLt call and torch.matmul), a CNN training-step throughput run on the GPU
+# beside the same run on the CPU, and the GPT workload (configs/gpt2_124m.yaml:
+# tokens/s and MFU against the GEMM rate measured in the run), and writes a short report (gpu-report.md, and
 # $OUT/gpu-report.md when $OUT is set). Each step has its own timeout and the whole
 # check a budget (default 450 s), so it fails loudly rather than hangs.
 #   gpu-check.sh                 on a GPU machine: any FAIL, TIMEOUT or SKIPPED step fails the check
@@ -71,7 +72,7 @@ run_step() {
   detail=$(grep -m1 -E 'SKIPPED.*:|no CUDA device|built without CUDA' "$log" | sed 's/|/\//g' | cut -c1-160)
   case "$status" in
     PASS*) not_skipped=1
-           detail=$(grep -E 'ratio|TFLOP|samples/s|PASSED|FAILED' "$log" | tail -6 | sed 's/|/\//g' | tr '\n' ';' | cut -c1-400) ;;
+           detail=$(grep -E 'ratio|TFLOP|samples/s|tokens/s|PASSED|FAILED' "$log" | tail -6 | sed 's/|/\//g' | tr '\n' ';' | cut -c1-400) ;;
     SKIPPED*) [ $gpu_visible = 1 ] && failures=$((failures + 1)) ;;
     *) failures=$((failures + 1)); not_skipped=1; detail=$(tail -5 "$log" | sed 's/|/\//g' | tr '\n' ';' | cut -c1-400) ;;
   esac
@@ -87,6 +88,10 @@ while IFS=$'\t' read -r name bin args; do
 done < "$HERE/tests.list"
 run_step bench_gemm_cuda 180 "$HERE/bin/strata-bench" gemm --device cuda
 run_step bench_train_step_cnn 120 "$HERE/bin/strata-bench" train-step --model cnn --device both
+# the GPT workload: GPT-2 small as configured (bf16, context 1024), tokens/s and MFU
+# against the bf16 GEMM rate measured in the same run
+run_step bench_train_step_gpt2_124m 180 "$HERE/bin/strata-bench" train-step-lm \
+  --config "$HERE/configs/gpt2_124m.yaml" --device cuda --batch 8 --steps 10
 
 {
   echo "# strata gpu-check report"
