@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The main job: packs Debian's Fashion-MNIST into HDF5 shards in a local
+# The main job: packs Debian's Fashion-MNIST (and, for a GPT config, the KJV
+# corpus, scripts/corpus.sh) into HDF5 shards in a local
 # object-store directory, then trains the CNN reading through the staging loader
 # (shards staged into a node-local cache), and prints the test accuracy; the last
 # line is "run directory: DIR".
@@ -26,6 +27,13 @@ for split in train t10k; do
 done
 
 CONFIG=${STRATA_DEMO_CONFIG:-configs/fashion_mnist_cnn.yaml}
+if grep -qE '^\s*name:\s*gpt\b' "$CONFIG"; then
+  # language models read the KJV byte-level token shards (docs/models.md, "Corpus")
+  if [ ! -f runs/data/kjv-corpus/kjv/train/manifest.json ]; then
+    echo "[demo] packing the KJV corpus into runs/data/kjv-corpus/kjv"
+    scripts/corpus.sh runs/data/kjv-corpus >/dev/null
+  fi
+fi
 NP=${STRATA_DEMO_NP:-1}
 if [ "$NP" -gt 1 ]; then
   exec mpirun --oversubscribe --bind-to none -np "$NP" build/bin/strata-train --config "$CONFIG" "$@"
