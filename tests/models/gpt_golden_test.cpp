@@ -6,12 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
-#include <fstream>
 #include <map>
 
 #include "core/ops.h"
-#include "kernels/half.h"
 #include "models/registry.h"
 
 using namespace strata;
