@@ -2,8 +2,8 @@
 // from directories: window contents equal the stream (u16 and i32, windows
 // crossing one and several shard boundaries, real text), every window once per
 // epoch with the same global batches at world sizes 1, 2, 3, orders per (seed,
-// epoch), exact and elastic mid-epoch resume, refused restores, evaluation
-// padding, one GET per shard for two processes sharing the cache, and errors.
+// epoch), exact and elastic mid-epoch resume, refused restores and evaluation
+// padding. token_loader_staging_test.cpp: the cache, errors and metrics.
 #include "data/token_loader.h"
 
 #include <gtest/gtest.h>
@@ -18,34 +18,6 @@ using namespace strata::data;
 using namespace strata::data::testing;
 
 namespace {
-
-// 3000 tokens in shards of 100: window k of context T reads tokens kT .. kT + T.
-const fs::path& counting_dir() {
-  static fs::path dir = [] {
-    auto d = scratch_root() / "counting";
-    fs::create_directories(d);
-    pack_counting(d, (d / "out").string(), 3000, 100);
-    return d / "out" / "train";
-  }();
-  return dir;
-}
-
-// Checks that every row of `rows` is some window of the counting stream and
-// returns the windows' indices, in order.
-std::vector<int64_t> windows_of(const std::vector<Rows>& rows, int64_t t) {
-  std::vector<int64_t> ks;
-  for (const Rows& r : rows)
-    for (size_t i = 0; i * t < r.input.size(); ++i) {
-      const int64_t first = r.input[i * t];
-      EXPECT_EQ(first % t, 0) << "a window starts at token " << first;
-      for (int64_t j = 0; j < t; ++j) {
-        EXPECT_EQ(r.input[i * t + j], first + j);
-        EXPECT_EQ(r.target[i * t + j], first + j + 1);
-      }
-      ks.push_back(first / t);
-    }
-  return ks;
-}
 
 TEST(TokenLoader, WindowsEqualTheStreamAcrossShardBoundaries) {
   for (int64_t t : {40, 250}) {  // 250 > a shard's 100 tokens: windows span 3 or 4 shards
@@ -251,80 +223,6 @@ TEST(TokenLoader, EvaluationPadsTheLastBatchAndCountsOnlyRealWindows) {
   std::iota(head.begin(), head.end(), 0);
   EXPECT_EQ(real, stream) << "real windows: each once, in stream order";
   EXPECT_EQ(pad, head) << "padding repeats the first windows";
-}
-
-TEST(TokenLoader, TwoProcessesSharingTheCacheMakeOneGetPerShard) {
-  auto root = scratch_dir("oneget");
-  const int procs = 2;
-  auto codes = run_children(procs, [&](int rank, const std::function<void()>& ready) {
-    TokenLoaderOptions o = token_options(counting_dir().string(), root / "cache", 40, 3);
-    o.rank = rank;
-    o.world_size = procs;
-    o.local_ranks = procs;
-    TokenLoader l(o, std::make_unique<HookedSource>(counting_dir()));
-    ready();
-    for (int64_t e = 0; e < 2; ++e) {
-      if (windows_of(epoch(l, e), 40).size() != 12 * 3) return 5;
-      write_count(root / ("misses." + std::to_string(rank) + "." + std::to_string(e)),
-                  l.metrics().cache_misses);
-    }
-    write_count(root / ("requests." + std::to_string(rank)), l.source().stats().requests);
-    return ::testing::Test::HasFailure() ? 6 : 0;
-  });
-  ASSERT_EQ(codes, std::vector<int>(procs, 0));
-  int64_t requests = 0, misses = 0, later = 0;
-  for (int r = 0; r < procs; ++r) {
-    requests += read_count(root / ("requests." + std::to_string(r)));
-    misses += read_count(root / ("misses." + std::to_string(r) + ".0"));
-    later += read_count(root / ("misses." + std::to_string(r) + ".1"));
-  }
-  EXPECT_EQ(requests, 30 + 1) << "one GET per shard plus the manifest, for the node";
-  EXPECT_EQ(misses, 30);
-  EXPECT_EQ(later, 0) << "the second epoch reads only the cache";
-}
-
-TEST(TokenLoader, ErrorsNameWhatIsWrong) {
-  auto root = scratch_dir("errors");
-  auto message = [](auto&& make) {
-    try {
-      make();
-    } catch (const strata::ConfigError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
-  const std::string url = counting_dir().string();
-  // 74 windows of 40 < a global batch of 80.
-  std::string m = message([&] { TokenLoader(token_options(url, root / "c", 40, 80)); });
-  for (const char* part : {url.c_str(), "3000 tokens", "context 40", "global batch of 80", "batch 80"})
-    EXPECT_NE(m.find(part), std::string::npos) << part << " missing from: " << m;
-  m = message([&] { TokenLoader(token_options(url, root / "c", 3000, 1)); });
-  EXPECT_NE(m.find("not one window"), std::string::npos) << m;
-  auto small = token_options(url, root / "c", 40, 2);
-  small.cache_bytes = 1000;
-  m = message([&] { TokenLoader{small}; });
-  EXPECT_NE(m.find("cache capacity 1000 bytes"), std::string::npos) << m;
-  make_dataset(root / "images", 1, 4);
-  m = message([&] { TokenLoader(token_options((root / "images").string(), root / "c", 4, 1)); });
-  EXPECT_NE(m.find("not a token dataset"), std::string::npos) << m;
-}
-
-TEST(TokenLoader, MetricsPerEpoch) {
-  auto root = scratch_dir("metrics");
-  TokenLoader l(token_options(counting_dir().string(), root / "cache", 40, 6));
-  epoch(l, 0);
-  strata::DataMetrics m = l.metrics();
-  EXPECT_EQ(m.batches, 12);
-  EXPECT_EQ(m.samples, 72);
-  EXPECT_EQ(m.sample_bytes, 72 * 40 * 2 * 8);
-  EXPECT_EQ(m.cache_misses, 30);
-  EXPECT_EQ(m.shards_staged, 30);
-  EXPECT_EQ(m.remote_requests, 30);  // file:// counts its reads too
-  EXPECT_GE(m.wait_seconds, 0);
-  epoch(l, 1);
-  m = l.metrics();
-  EXPECT_EQ(m.batches, 12);
-  EXPECT_EQ(m.cache_misses + m.cache_hits + m.shards_staged + m.remote_requests, 0);
 }
 
 }  // namespace

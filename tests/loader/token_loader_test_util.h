@@ -36,6 +36,17 @@ inline Manifest pack_counting(const fs::path& scratch, const std::string& out_ur
   return pack_tokens({{raw.string(), TokenFormat::uint16}}, o).train;
 }
 
+// 3000 tokens in shards of 100: window k of context T reads tokens kT .. kT + T.
+inline const fs::path& counting_dir() {
+  static fs::path dir = [] {
+    auto d = scratch_root() / "counting";
+    fs::create_directories(d);
+    pack_counting(d, (d / "out").string(), 3000, 100);
+    return d / "out" / "train";
+  }();
+  return dir;
+}
+
 inline TokenLoaderOptions token_options(const std::string& url, const fs::path& cache, int64_t context,
                                         int64_t batch) {
   TokenLoaderOptions o;
@@ -73,6 +84,23 @@ inline void append(Rows& g, const Rows& s) {
   g.input.insert(g.input.end(), s.input.begin(), s.input.end());
   g.target.insert(g.target.end(), s.target.begin(), s.target.end());
   g.valid += s.valid;
+}
+
+// Checks that every row of `rows` is some window of the counting stream and
+// returns the windows' indices, in order.
+inline std::vector<int64_t> windows_of(const std::vector<Rows>& rows, int64_t t) {
+  std::vector<int64_t> ks;
+  for (const Rows& r : rows)
+    for (size_t i = 0; i * t < r.input.size(); ++i) {
+      const int64_t first = r.input[i * t];
+      EXPECT_EQ(first % t, 0) << "a window starts at token " << first;
+      for (int64_t j = 0; j < t; ++j) {
+        EXPECT_EQ(r.input[i * t + j], first + j);
+        EXPECT_EQ(r.target[i * t + j], first + j + 1);
+      }
+      ks.push_back(first / t);
+    }
+  return ks;
 }
 
 // The rest of the current epoch.
