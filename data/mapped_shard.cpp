@@ -16,12 +16,12 @@ MappedShard::~MappedShard() {
 }
 
 std::shared_ptr<const MappedShard> MappedShard::open(const std::string& path,
-                                                     const std::vector<FieldSpec>& schema) {
+                                                     const std::vector<FieldSpec>& schema, bool populate) {
   std::shared_ptr<MappedShard> s(new MappedShard());
   for (auto& f : schema)
     if (f.variable)
       throw ConfigError("shard " + path + ": field '" + f.name + "' is variable-size; cannot map it");
-  if (!s->try_map(path, schema)) {
+  if (!s->try_map(path, schema, populate)) {
     // ShardData::read validates everything itself and names the file on failure.
     s->data_.emplace(ShardData::read(path, schema));
     s->samples_ = s->data_->samples();
@@ -39,7 +39,7 @@ std::shared_ptr<const MappedShard> MappedShard::open(const std::string& path,
 // Maps the file when every field is a contiguous, unfiltered dataset of the
 // expected element size and shape lying inside the file; false otherwise (the
 // caller then reads it the ordinary way, which reports what is wrong).
-bool MappedShard::try_map(const std::string& path, const std::vector<FieldSpec>& schema) {
+bool MappedShard::try_map(const std::string& path, const std::vector<FieldSpec>& schema, bool populate) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   if (H5Fis_hdf5(path.c_str()) <= 0) return false;
   Id file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
@@ -81,7 +81,8 @@ bool MappedShard::try_map(const std::string& path, const std::vector<FieldSpec>&
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
   // MAP_POPULATE: one pass over the page tables now instead of a fault per page later.
-  void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  const int flags = MAP_PRIVATE | (populate ? MAP_POPULATE : 0);
+  void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, flags, fd, 0);
   ::close(fd);
   if (p == MAP_FAILED) return false;
   map_ = p;

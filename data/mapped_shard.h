@@ -18,8 +18,10 @@ namespace strata::data {
 class MappedShard {
  public:
   // Throws strata::IoError naming the file when it does not match `schema`.
+  // `populate` faults the whole file in at once (cheap for a shard read whole);
+  // without it pages come in as they are touched (random access to a big shard).
   static std::shared_ptr<const MappedShard> open(const std::string& path,
-                                                 const std::vector<FieldSpec>& schema);
+                                                 const std::vector<FieldSpec>& schema, bool populate = true);
   ~MappedShard();
   MappedShard(const MappedShard&) = delete;
   MappedShard& operator=(const MappedShard&) = delete;
@@ -31,7 +33,7 @@ class MappedShard {
 
  private:
   MappedShard() = default;
-  bool try_map(const std::string& path, const std::vector<FieldSpec>& schema);
+  bool try_map(const std::string& path, const std::vector<FieldSpec>& schema, bool populate);
 
   int64_t samples_ = 0;
   std::vector<const uint8_t*> base_;

@@ -1,54 +1,65 @@
-// TokenWindows: (input, target) training windows of a token dataset for causal
-// language modelling. The dataset's shards form one token stream t[0..N); window
-// k (k < (N - 1) / T) is input = t[kT, kT + T) and target = t[kT + 1, kT + T + 1),
-// the input shifted by one token. An epoch visits every window exactly once in a
-// shuffled order that is a pure function of (seed, epoch); position() / restore()
-// continue an epoch exactly where it stopped (the loader's resume convention).
-// The whole stream is held in memory (a few MB for the byte-level corpus); the
-// loader's shard-by-shard staging is not used here.
+// TokenWindows: the (input, target) windows of a token stream and the order in
+// which an epoch visits them, as pure functions of (token count, context, seed,
+// epoch, global batch); TokenLoader (data/token_loader.h) reads the tokens.
+//
+// The dataset's shards form one stream t[0..N). Window k (k < (N - 1) / T) is
+// input = t[kT, kT + T) and target = t[kT + 1, kT + T + 1): the input shifted by
+// one token, so a window reads T + 1 tokens and windows share none of their
+// inputs. The global order of an epoch is a permutation of the windows (stream
+// order without shuffle) cut into global batches like the image loader's
+// (data/order_planner.h): kDrop keeps whole global batches only, kPad repeats the
+// head of the order to fill the last one. Global step s is positions
+// [s*GB, (s+1)*GB); rank r of a world of w takes [s*GB + r*GB/w, s*GB + (r+1)*GB/w),
+// so every world size with the same global batch sees the same global batches.
 #pragma once
 #include <cstdint>
-#include <string>
 #include <vector>
 
-#include "core/batch_source.h"
+#include "data/order_planner.h"
 
 namespace strata::data {
 
+struct TokenOrderOptions {
+  uint64_t seed = 0;
+  int64_t global_batch = 1;
+  bool shuffle = true;  // false: windows in stream order
+  Remainder remainder = Remainder::kDrop;
+};
+
 class TokenWindows {
  public:
-  // `tokens` is the stream; `context` is T (>= 1).
-  TokenWindows(std::vector<int32_t> tokens, int64_t context, uint64_t seed);
-  // Reads a local token dataset (a directory with manifest.json, docs/data-format.md).
-  static TokenWindows open(const std::string& dir, int64_t context, uint64_t seed);
+  // `context` is T (>= 1). A stream too short for one window has windows() == 0.
+  TokenWindows(int64_t tokens, int64_t context, TokenOrderOptions order);
 
+  int64_t tokens() const { return tokens_; }
   int64_t context() const { return context_; }
-  int64_t windows_per_epoch() const { return windows_; }
-  int64_t tokens() const { return static_cast<int64_t>(tokens_.size()); }
+  int64_t windows() const { return windows_; }
+  const TokenOrderOptions& order() const { return order_; }
+  // Global batches of an epoch under the remainder rule (0: not one batch).
+  int64_t global_batches() const;
+  // The first token of window k (it reads tokens [kT, kT + T]).
+  int64_t first_token(int64_t k) const { return k * context_; }
 
-  // The order of epoch `epoch`: a permutation of [0, windows).
+  // The permutation of [0, windows) that a shuffled epoch `epoch` visits.
   static std::vector<int64_t> epoch_order(int64_t windows, uint64_t seed, int64_t epoch);
 
+  // Makes `epoch` the epoch that window_at() answers for.
   void start_epoch(int64_t epoch);
-  // Writes the next window of the epoch (T ids each, i64 as the embedding op
-  // takes them); false at the end of the epoch.
-  bool next(int64_t* input, int64_t* target);
-  // Window k of the stream, whatever the order.
-  void window(int64_t k, int64_t* input, int64_t* target) const;
-
-  // {"epoch", "window" (the next window of the epoch), "seed", "context"}.
-  SourcePosition position() const;
-  // Throws ConfigError when the position was saved with another seed or context.
-  void restore(const SourcePosition& pos);
+  int64_t epoch() const { return epoch_; }
+  // The window at position p (< global_batches() * global_batch) of the epoch's
+  // global order; positions past windows() are padding (kPad) and repeat the head.
+  int64_t window_at(int64_t p) const;
+  // How many of the positions [first, first + n) hold real windows, not padding:
+  // padding only ever follows the last real window.
+  int64_t real_positions(int64_t first, int64_t n) const;
 
  private:
-  std::vector<int32_t> tokens_;
+  int64_t tokens_;
   int64_t context_;
-  uint64_t seed_;
   int64_t windows_;
-  int64_t epoch_ = 0;
-  int64_t cursor_ = 0;
-  std::vector<int64_t> order_;
+  TokenOrderOptions order_;
+  int64_t epoch_ = -1;
+  std::vector<int64_t> perm_;  // empty without shuffle
 };
 
 }  // namespace strata::data

@@ -1,62 +1,42 @@
-// TokenWindows: every window exactly once per epoch with target = input shifted
-// by one, an order that depends on (seed, epoch) only, exact mid-epoch resume,
-// and windows read from packed token shards equal to the packed text.
+// TokenWindows, the pure windowing and order logic under TokenLoader: window
+// counts, a shuffled order that is a permutation depending on (seed, epoch) only,
+// stream order without shuffle, and the remainder rules (drop whole global
+// batches only; pad by repeating the head, with the real positions counted).
 #include "data/token_windows.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
+#include <algorithm>
 #include <numeric>
 #include <set>
 
 #include "base/error.h"
-#include "data/token_packer.h"
 
 namespace strata::data {
 namespace {
 
-// A stream whose token i is i (mod 50000), so a window's place shows in its ids.
-std::vector<int32_t> counting(int64_t n) {
-  std::vector<int32_t> t(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) t[static_cast<size_t>(i)] = static_cast<int32_t>(i % 50000);
-  return t;
-}
-
-// All windows left in the current epoch, as (input, target) pairs.
-std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> drain(TokenWindows& w) {
-  std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> out;
-  std::vector<int64_t> in(static_cast<size_t>(w.context())), tg(in.size());
-  while (w.next(in.data(), tg.data())) out.emplace_back(in, tg);
+std::vector<int64_t> positions(TokenWindows& w, int64_t epoch) {
+  w.start_epoch(epoch);
+  std::vector<int64_t> out;
+  for (int64_t p = 0; p < w.global_batches() * w.order().global_batch; ++p) out.push_back(w.window_at(p));
   return out;
 }
 
-TEST(TokenWindows, EveryWindowOncePerEpochTargetsShiftedByOne) {
-  const int64_t n = 1000, t = 16;  // 999 / 16 = 62 windows; the tail is dropped
-  TokenWindows w(counting(n), t, 42);
-  EXPECT_EQ(w.windows_per_epoch(), (n - 1) / t);
-  for (int64_t epoch : {0, 1, 5}) {
-    w.start_epoch(epoch);
-    const auto all = drain(w);
-    ASSERT_EQ(static_cast<int64_t>(all.size()), w.windows_per_epoch());
-    std::set<int64_t> starts;
-    for (const auto& [in, tg] : all) {
-      ASSERT_EQ(in.front() % t, 0);
-      starts.insert(in.front());
-      for (int64_t i = 0; i < t; ++i) {
-        EXPECT_EQ(in[static_cast<size_t>(i)], in.front() + i);
-        EXPECT_EQ(tg[static_cast<size_t>(i)], in.front() + i + 1);
-      }
-    }
-    EXPECT_EQ(static_cast<int64_t>(starts.size()), w.windows_per_epoch())
-        << "a window repeated in epoch " << epoch;
-    EXPECT_EQ(*starts.rbegin(), (w.windows_per_epoch() - 1) * t);
-  }
-  std::vector<int64_t> in(t), tg(t);
-  EXPECT_FALSE(w.next(in.data(), tg.data()));                    // the epoch is over
-  EXPECT_THROW(TokenWindows(counting(16), 16, 0), ConfigError);  // needs T + 1 tokens
-  EXPECT_EQ(TokenWindows(counting(17), 16, 0).windows_per_epoch(), 1);
+std::vector<int64_t> iota(int64_t n) {
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  std::iota(v.begin(), v.end(), 0);
+  return v;
+}
+
+TEST(TokenWindows, WindowCountsAndFirstTokens) {
+  EXPECT_EQ(TokenWindows(1000, 16, {}).windows(), 999 / 16);  // the tail is dropped
+  EXPECT_EQ(TokenWindows(17, 16, {}).windows(), 1);           // T + 1 tokens: one window
+  EXPECT_EQ(TokenWindows(16, 16, {}).windows(), 0);
+  EXPECT_EQ(TokenWindows(0, 16, {}).windows(), 0);
+  EXPECT_EQ(TokenWindows(16, 16, {}).global_batches(), 0);
+  EXPECT_EQ(TokenWindows(1000, 16, {}).first_token(5), 80);
+  EXPECT_THROW(TokenWindows(100, 0, {}), ConfigError);
+  EXPECT_THROW(TokenWindows(100, 4, {.global_batch = 0}), ConfigError);
 }
 
 TEST(TokenWindows, OrderIsAPureFunctionOfSeedAndEpoch) {
@@ -64,75 +44,62 @@ TEST(TokenWindows, OrderIsAPureFunctionOfSeedAndEpoch) {
   EXPECT_EQ(a, TokenWindows::epoch_order(500, 7, 3));
   EXPECT_NE(a, TokenWindows::epoch_order(500, 7, 4));
   EXPECT_NE(a, TokenWindows::epoch_order(500, 8, 3));
-  std::vector<int64_t> sorted = a, identity(500);
+  std::vector<int64_t> sorted = a;
   std::sort(sorted.begin(), sorted.end());
-  std::iota(identity.begin(), identity.end(), 0);
-  EXPECT_EQ(sorted, identity);
-  EXPECT_NE(a, identity);  // shuffled
-  // Two readers with the same seed serve the same windows in the same order.
-  TokenWindows x(counting(3000), 32, 11), y(counting(3000), 32, 11);
-  x.start_epoch(2);
-  y.start_epoch(2);
-  EXPECT_EQ(drain(x), drain(y));
+  EXPECT_EQ(sorted, iota(500));
+  EXPECT_NE(a, iota(500));  // shuffled
+  // The windows object serves exactly that permutation, and recomputes it per epoch.
+  TokenWindows w(500 * 8 + 1, 8, {.seed = 7, .global_batch = 5});
+  EXPECT_EQ(positions(w, 3), a);
+  EXPECT_EQ(positions(w, 4), TokenWindows::epoch_order(500, 7, 4));
+  EXPECT_EQ(positions(w, 3), a);
 }
 
-TEST(TokenWindows, ResumeMidEpochIsExact) {
-  const auto tokens = counting(5000);
-  TokenWindows ref(tokens, 24, 99);
-  ref.start_epoch(1);
-  const auto whole = drain(ref);
-  for (int64_t stop : std::vector<int64_t>{0, 1, 37, static_cast<int64_t>(whole.size())}) {
-    TokenWindows a(tokens, 24, 99);
-    a.start_epoch(1);
-    std::vector<int64_t> in(24), tg(24);
-    for (int64_t i = 0; i < stop; ++i) ASSERT_TRUE(a.next(in.data(), tg.data()));
-    const SourcePosition pos = a.position();
-    EXPECT_EQ(pos.at("epoch"), 1);
-    EXPECT_EQ(pos.at("window"), stop);
-    TokenWindows b(tokens, 24, 99);  // a fresh reader, as after a restart
-    b.restore(pos);
-    const auto rest = drain(b);
-    ASSERT_EQ(rest.size(), whole.size() - static_cast<size_t>(stop)) << "stop " << stop;
-    for (size_t i = 0; i < rest.size(); ++i) EXPECT_EQ(rest[i], whole[static_cast<size_t>(stop) + i]);
-    EXPECT_EQ(drain(a), rest);  // and the original goes on the same way
-  }
-  TokenWindows other_seed(tokens, 24, 100), other_t(tokens, 25, 99);
-  const SourcePosition pos = ref.position();
-  EXPECT_THROW(other_seed.restore(pos), ConfigError);
-  EXPECT_THROW(other_t.restore(pos), ConfigError);
-  SourcePosition bad = pos;
-  bad["window"] = ref.windows_per_epoch() + 1;
-  EXPECT_THROW(ref.restore(bad), ConfigError);
+TEST(TokenWindows, WithoutShuffleWindowsComeInStreamOrder) {
+  TokenWindows w(10 * 4 + 1, 4, {.seed = 9, .global_batch = 2, .shuffle = false});
+  EXPECT_EQ(positions(w, 0), iota(10));
+  EXPECT_EQ(positions(w, 5), iota(10));
 }
 
-TEST(TokenWindows, ReadsPackedTokenShards) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("strata-token-windows-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  std::string text;
-  for (int i = 0; i < 300; ++i) text += "verse " + std::to_string(i) + ": and it was so.\n";
-  std::ofstream(dir / "t.txt", std::ios::binary) << text;
-  TokenPackOptions o;
-  o.pack.out_url = (dir / "out").string();
-  o.pack.shard_bytes = 2 * 1000;  // several shards: windows cross shard boundaries
-  o.val_fraction = 0.1;
-  const TokenPackResult r = pack_tokens({{(dir / "t.txt").string(), TokenFormat::text}}, o);
-  ASSERT_GT(r.train.shards.size(), 3u);
-  TokenWindows w = TokenWindows::open((dir / "out" / "train").string(), 64, 5);
-  EXPECT_EQ(w.tokens(), r.train.total_samples());
-  std::vector<int64_t> in(64), tg(64);
-  for (int64_t k = 0; k < w.windows_per_epoch(); ++k) {
-    w.window(k, in.data(), tg.data());
-    for (int64_t i = 0; i < 64; ++i) {
-      ASSERT_EQ(in[static_cast<size_t>(i)],
-                static_cast<unsigned char>(text[static_cast<size_t>(k * 64 + i)]));
-      ASSERT_EQ(tg[static_cast<size_t>(i)],
-                static_cast<unsigned char>(text[static_cast<size_t>(k * 64 + i + 1)]));
-    }
+TEST(TokenWindows, DropKeepsWholeGlobalBatchesEachEpochADifferentRemainder) {
+  // 103 windows, global batch 10: 10 batches, 3 windows left out, not the same ones each epoch.
+  TokenWindows w(103 * 4 + 1, 4, {.seed = 1, .global_batch = 10});
+  EXPECT_EQ(w.global_batches(), 10);
+  std::set<std::set<int64_t>> left_out;
+  for (int64_t e = 0; e < 4; ++e) {
+    const auto p = positions(w, e);
+    ASSERT_EQ(p.size(), 100u);
+    std::set<int64_t> seen(p.begin(), p.end());
+    EXPECT_EQ(seen.size(), 100u) << "a window repeated in epoch " << e;
+    std::set<int64_t> out;
+    for (int64_t k = 0; k < 103; ++k)
+      if (!seen.count(k)) out.insert(k);
+    left_out.insert(out);
   }
-  EXPECT_THROW(TokenWindows::open((dir / "missing").string(), 64, 5), IoError);
-  fs::remove_all(dir);
+  EXPECT_GT(left_out.size(), 1u);
+  EXPECT_EQ(w.real_positions(90, 10), 10);
+}
+
+TEST(TokenWindows, PadRepeatsTheHeadAndCountsRealPositions) {
+  for (bool shuffle : {false, true}) {
+    TokenWindows w(23 * 4 + 1, 4,
+                   {.seed = 3, .global_batch = 10, .shuffle = shuffle, .remainder = Remainder::kPad});
+    EXPECT_EQ(w.global_batches(), 3);
+    const auto p = positions(w, 2);
+    ASSERT_EQ(p.size(), 30u);
+    std::vector<int64_t> head(p.begin(), p.begin() + 23), sorted = head;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(sorted, iota(23));                                  // every window once, then ...
+    for (size_t i = 23; i < 30; ++i) EXPECT_EQ(p[i], p[i - 23]);  // ... the head again
+    EXPECT_EQ(w.real_positions(20, 10), 3);
+    EXPECT_EQ(w.real_positions(25, 5), 0);
+    EXPECT_EQ(w.real_positions(0, 10), 10);
+  }
+  // Fewer windows than one global batch: the head wraps more than once.
+  TokenWindows small(3 * 4 + 1, 4, {.global_batch = 8, .shuffle = false, .remainder = Remainder::kPad});
+  EXPECT_EQ(positions(small, 0), (std::vector<int64_t>{0, 1, 2, 0, 1, 2, 0, 1}));
+  EXPECT_EQ(small.real_positions(0, 8), 3);
+  EXPECT_THROW(small.window_at(8), ConfigError);
 }
 
 }  // namespace
