@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -17,6 +18,7 @@
 #include "core/random.h"
 #include "core/trainer/trainer.h"
 #include "data/loader.h"
+#include "data/token_loader.h"
 #include "distributed/data_parallel.h"
 #include "distributed/launch_env.h"
 #include "kernels/cuda/runtime.h"
@@ -35,6 +37,12 @@ void usage(std::FILE* f) {
                "                  (default: runs/<config name>-<date>-<time>)\n"
                "  key=value       override a config key, e.g. optimizer.lr=0.01 model.hidden=[512,256]\n"
                "Environment: STRATA_CACHE_DIR overrides data.cache_dir (a node-local cache per node).\n");
+}
+
+std::string format_metric(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.4f", v);
+  return b;
 }
 
 std::string default_run_dir(const std::string& config) {
@@ -75,6 +83,65 @@ data::LoaderOptions loader_options(const TrainConfig& c, const std::string& url,
   return o;
 }
 
+data::TokenLoaderOptions token_loader_options(const TrainConfig& c, const std::string& url,
+                                              const Communicator& comm, bool train) {
+  data::TokenLoaderOptions o;
+  o.url = url;
+  const char* cache_env = std::getenv("STRATA_CACHE_DIR");
+  o.cache_dir = cache_env && *cache_env ? cache_env : c.data.cache_dir;
+  o.cache_bytes = c.data.cache_bytes;
+  o.lifetime =
+      c.data.cache_lifetime == "persistent" ? data::CacheLifetime::kPersistent : data::CacheLifetime::kJob;
+  o.seed = static_cast<uint64_t>(c.seed);
+  o.rank = comm.rank();
+  o.world_size = comm.size();
+  o.local_ranks = comm.local_size();
+  o.batch_size = c.data.batch_size;
+  o.context = c.model.context;
+  o.shuffle = train;
+  o.remainder = train ? data::Remainder::kDrop : data::Remainder::kPad;  // evaluation sees every window
+  o.staging_threads = static_cast<int>(c.data.staging_threads);
+  return o;
+}
+
+// The run's data: what the task reads, and what the model must know of it.
+struct Sources {
+  std::unique_ptr<BatchSource> train, val, test;
+  TaskOptions task;  // sample shape (images) or bytes per token (tokens)
+};
+
+Sources image_sources(const TrainConfig& cfg, const Communicator& comm) {
+  Sources s;
+  auto train = std::make_unique<data::Loader>(loader_options(cfg, cfg.data.train_url, comm, true));
+  std::vector<int64_t> shape = train->manifest().field("image").shape;
+  if (shape.size() == 2) shape.insert(shape.begin(), 1);  // (H, W) -> (1, H, W)
+  s.task.sample_shape = shape;
+  s.train = std::move(train);
+  if (!cfg.data.test_url.empty())
+    s.test = std::make_unique<data::Loader>(loader_options(cfg, cfg.data.test_url, comm, false));
+  if (!cfg.data.val_url.empty())
+    s.val = std::make_unique<data::Loader>(loader_options(cfg, cfg.data.val_url, comm, false));
+  return s;
+}
+
+Sources token_sources(const TrainConfig& cfg, const Communicator& comm) {
+  Sources s;
+  auto open = [&](const std::string& key, const std::string& url, bool train) {
+    auto l = std::make_unique<data::TokenLoader>(token_loader_options(cfg, url, comm, train));
+    if (l->vocab_size() > cfg.model.vocab_size)
+      throw ConfigError(key + ": " + url + " holds token ids up to " + std::to_string(l->vocab_size() - 1) +
+                        ", beyond model.vocab_size " + std::to_string(cfg.model.vocab_size));
+    return l;
+  };
+  auto train = open("data.train_url", cfg.data.train_url, true);
+  // byte-level datasets (strata-pack tokens --text) have one byte per token
+  s.task.bytes_per_token = train->vocab_size() == 256 ? 1.0 : 0.0;
+  s.train = std::move(train);
+  if (!cfg.data.test_url.empty()) s.test = open("data.test_url", cfg.data.test_url, false);
+  if (!cfg.data.val_url.empty()) s.val = open("data.val_url", cfg.data.val_url, false);
+  return s;
+}
+
 int run(int argc, char** argv) {
   std::string config, run_dir;
   std::vector<std::string> overrides;
@@ -112,25 +179,16 @@ int run(int argc, char** argv) {
   manual_seed(static_cast<uint64_t>(cfg.seed));
   cuda::set_allow_tf32(cfg.precision.allow_tf32);
   if (cfg.data.train_url.empty()) throw ConfigError(config + ": data.train_url is required");
-  data::Loader train(loader_options(cfg, cfg.data.train_url, *comm, true));
-  std::unique_ptr<data::Loader> test, val;
-  if (!cfg.data.test_url.empty())
-    test = std::make_unique<data::Loader>(loader_options(cfg, cfg.data.test_url, *comm, false));
-  if (!cfg.data.val_url.empty())
-    val = std::make_unique<data::Loader>(loader_options(cfg, cfg.data.val_url, *comm, false));
-
-  const auto& image = train.manifest().field("image");
-  std::vector<int64_t> sample_shape = image.shape;
-  if (sample_shape.size() == 2) sample_shape.insert(sample_shape.begin(), 1);  // (H, W) -> (1, H, W)
-  const models::ModelSpec spec = models::spec_from_config(cfg, sample_shape);
-  const models::ModelEntry& entry = models::model_entry(spec.name);
+  const models::ModelEntry& entry = models::model_entry(cfg.model.name);  // an unknown name fails here
+  Sources data = entry.task == "causal_lm" ? token_sources(cfg, *comm) : image_sources(cfg, *comm);
+  const models::ModelSpec spec = models::spec_from_config(cfg, data.task.sample_shape);
   auto model = entry.build(spec);
 
   // Several ranks: same model checked and rank 0's weights broadcast, gradients
   // synced in buckets overlapping backward, buffers averaged before eval/checkpoints.
   std::unique_ptr<DataParallel> ddp;
   if (comm->size() > 1) ddp = std::make_unique<DataParallel>(*comm, model);
-  Trainer trainer(cfg, run_dir, model, make_task(entry.task, TaskOptions{"", "", sample_shape, 0}), *comm);
+  Trainer trainer(cfg, run_dir, model, make_task(entry.task, data.task), *comm);
   trainer.set_flops_per_item(entry.train_flops(spec));
   BucketedGradientSync* bucketed = nullptr;
   if (ddp) {
@@ -143,16 +201,21 @@ int run(int argc, char** argv) {
     std::printf("strata-train: %s, %ld parameters, %s, %d rank(s), run directory %s\n",
                 cfg.model.name.c_str(), static_cast<long>(model->num_parameters()),
                 cfg.precision.dtype.c_str(), comm->size(), run_dir.c_str());
-  TrainSummary s = trainer.fit(train, val.get(), test.get());
+  TrainSummary s = trainer.fit(*data.train, data.val.get(), data.test.get());
   if (comm->rank() == 0) {
     if (s.interrupted_by_signal) {
       std::printf("interrupted at step %ld; resume with checkpoint.resume=auto --run-dir %s\n",
                   static_cast<long>(s.steps), run_dir.c_str());
     } else {
-      std::printf(
-          "test accuracy %.4f  test loss %.4f  (%ld epochs, %ld steps, %.0f samples/s, data wait %.2f%%%s)\n",
-          s.test_accuracy, s.test_loss, static_cast<long>(s.epochs), static_cast<long>(s.steps),
-          s.samples_per_second, 100 * s.data_wait_fraction, s.stopped_early ? ", stopped early" : "");
+      std::string
+          figures;  // "test accuracy 0.9012  test loss 0.2811" / "test loss 1.52  test perplexity 4.6 ..."
+      for (auto& [name, value] : s.test_metrics)
+        if (name != "top5" && std::isfinite(value))
+          figures += "test " + name + " " + format_metric(value) + "  ";
+      std::printf("%s(%ld epochs, %ld steps, %.0f %ss/s%s, data wait %.2f%%%s)\n", figures.c_str(),
+                  static_cast<long>(s.epochs), static_cast<long>(s.steps), s.items_per_second,
+                  s.item_unit.c_str(), s.mfu > 0 ? (", MFU " + format_metric(100 * s.mfu) + "%").c_str() : "",
+                  100 * s.data_wait_fraction, s.stopped_early ? ", stopped early" : "");
     }
     if (bucketed && bucketed->stats().steps > 0) {
       const GradSyncStats& g = bucketed->stats();
