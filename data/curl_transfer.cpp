@@ -8,6 +8,7 @@
 #include "data/curl_transfer.h"
 
 #include <curl/curl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -25,16 +26,26 @@ namespace {
 
 struct Handle {
   CURL* curl = nullptr;
-  Handle() {
+  pid_t owner = 0;  // the process whose connections the handle caches
+  Handle() { open(); }
+  ~Handle() {
+    if (owner == ::getpid()) curl_easy_cleanup(curl);
+  }
+  void open() {
     static std::once_flag once;
     std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
     curl = curl_easy_init();
+    owner = ::getpid();
   }
-  ~Handle() { curl_easy_cleanup(curl); }
 };
 
 CURL* thread_handle() {
   thread_local Handle h;
+  // A forked child inherits the parent's handle and its open connections: two
+  // processes on one socket interleave their requests (seen as "Received
+  // HTTP/0.9" from RGW). The child leaves that handle alone (cleaning it up could
+  // send a TLS close on the parent's connection) and opens its own.
+  if (h.owner != ::getpid()) h.open();
   if (!h.curl) throw RemoteError("curl_easy_init failed", 0, "");
   return h.curl;
 }

@@ -3,6 +3,7 @@
 #include "data/s3_source.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -290,6 +291,43 @@ TEST(S3Source, ConcurrentThreadsShareOneSource) {
   EXPECT_EQ(bad.load(), 0);
   EXPECT_EQ(src.stats().requests.load(), 8 + gets.load());
   EXPECT_EQ(src.stats().retries.load(), 0);
+}
+
+// Processes forked after the parent used S3 (the loader tests fork ranks; MPI
+// launchers may too) must not share the parent's cached keep-alive connection:
+// two children writing requests onto one socket read each other's responses.
+TEST(S3Source, ForkedChildrenOpenTheirOwnConnections) {
+  const std::string b = new_bucket("fork");
+  S3Source src("s3://" + b, rgw_options());
+  std::vector<std::vector<uint8_t>> objs;
+  for (int i = 0; i < 4; ++i) {
+    objs.push_back(random_bytes(200000 + i, 40 + i));
+    src.put(key(i), objs.back());  // the parent's thread handle now holds a live connection
+  }
+  std::vector<pid_t> kids;
+  for (int c = 0; c < 3; ++c) {
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      int bad = 0;
+      try {
+        for (int r = 0; r < 10; ++r)
+          for (int i = 0; i < 4; ++i)
+            if (src.get(key(i)) != objs[static_cast<size_t>(i)]) ++bad;
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "child %d: %s\n", c, e.what());
+        ::_exit(2);
+      }
+      ::_exit(bad == 0 ? 0 : 1);
+    }
+    kids.push_back(pid);
+  }
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(src.get(key(i)), objs[static_cast<size_t>(i)]);  // the parent too
+  for (pid_t k : kids) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(k, &status, 0), k);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a forked child failed its GETs";
+  }
 }
 
 // Only a lower bound on time: the proxy must add at least its delay twice
