@@ -52,9 +52,11 @@ std::string default_run_dir(const std::string& config) {
   return "runs/" + fs::path(config).stem().string() + "-" + stamp;
 }
 
-data::LoaderOptions loader_options(const TrainConfig& c, const std::string& url, const Communicator& comm,
-                                   bool train) {
-  data::LoaderOptions o;
+// What the image and the token loaders share: the dataset, the node-local cache
+// (STRATA_CACHE_DIR overrides data.cache_dir), the seed, this rank's place, the batch.
+template <class Options>
+void set_shared_loader_options(Options& o, const TrainConfig& c, const std::string& url,
+                               const Communicator& comm) {
   o.url = url;
   const char* cache_env = std::getenv("STRATA_CACHE_DIR");
   o.cache_dir = cache_env && *cache_env ? cache_env : c.data.cache_dir;
@@ -66,12 +68,18 @@ data::LoaderOptions loader_options(const TrainConfig& c, const std::string& url,
   o.world_size = comm.size();
   o.local_ranks = comm.local_size();
   o.batch_size = c.data.batch_size;
+  o.staging_threads = static_cast<int>(c.data.staging_threads);
+}
+
+data::LoaderOptions loader_options(const TrainConfig& c, const std::string& url, const Communicator& comm,
+                                   bool train) {
+  data::LoaderOptions o;
+  set_shared_loader_options(o, c, url, comm);
   o.shuffle = train;
   o.shuffle_window = c.data.shuffle_window > 0 ? c.data.shuffle_window : 1;
   // evaluation must see every sample: pad the last global batch instead of dropping it
   o.remainder = !train || c.data.remainder == "pad" ? data::Remainder::kPad : data::Remainder::kDrop;
   o.lookahead_bytes = c.data.lookahead_bytes;
-  o.staging_threads = static_cast<int>(c.data.staging_threads);
   o.decode_threads = static_cast<int>(c.data.decode_threads);
   data::NormalizeU8 n;
   n.field = "image";
@@ -86,21 +94,10 @@ data::LoaderOptions loader_options(const TrainConfig& c, const std::string& url,
 data::TokenLoaderOptions token_loader_options(const TrainConfig& c, const std::string& url,
                                               const Communicator& comm, bool train) {
   data::TokenLoaderOptions o;
-  o.url = url;
-  const char* cache_env = std::getenv("STRATA_CACHE_DIR");
-  o.cache_dir = cache_env && *cache_env ? cache_env : c.data.cache_dir;
-  o.cache_bytes = c.data.cache_bytes;
-  o.lifetime =
-      c.data.cache_lifetime == "persistent" ? data::CacheLifetime::kPersistent : data::CacheLifetime::kJob;
-  o.seed = static_cast<uint64_t>(c.seed);
-  o.rank = comm.rank();
-  o.world_size = comm.size();
-  o.local_ranks = comm.local_size();
-  o.batch_size = c.data.batch_size;
+  set_shared_loader_options(o, c, url, comm);
   o.context = c.model.context;
   o.shuffle = train;
   o.remainder = train ? data::Remainder::kDrop : data::Remainder::kPad;  // evaluation sees every window
-  o.staging_threads = static_cast<int>(c.data.staging_threads);
   return o;
 }
 
