@@ -141,16 +141,8 @@ void Loader::start_epoch(int64_t epoch) {
 }
 
 void Loader::reset_metrics() {
-  auto& st = source_->stats();
-  auto& cs = cache_->stats();
   wait_s_ = 0;
-  base_requests_ = st.requests;
-  base_bytes_ = st.bytes;
-  base_retries_ = st.retries;
-  base_hits_ = cs.hits;
-  base_misses_ = cs.misses;
-  base_evictions_ = cs.evictions;
-  base_refetches_ = cs.refetches;
+  base_ = StagingCounters::read(*source_, *cache_);
 }
 
 bool Loader::next(HostBatch& out) {
@@ -196,8 +188,6 @@ void Loader::restore(const SourcePosition& pos) {
 
 DataMetrics Loader::metrics() const {
   DataMetrics m;
-  auto& st = source_->stats();
-  auto& cs = cache_->stats();
   m.wait_seconds = wait_s_;
   m.batches = pipeline_ ? pipeline_->consumed() : 0;
   m.samples = m.batches * opts_.batch_size;
@@ -205,12 +195,7 @@ DataMetrics Loader::metrics() const {
   for (auto& t : transforms_) per_sample += t.out_bytes();
   m.sample_bytes = m.samples * per_sample;
   m.shards_staged = pipeline_ ? pipeline_->uses_staged() : 0;
-  m.cache_hits = cs.hits - base_hits_;
-  m.cache_misses = cs.misses - base_misses_;
-  m.remote_requests = st.requests - base_requests_;
-  m.remote_bytes = st.bytes - base_bytes_;
-  m.retries = (st.retries - base_retries_) + (cs.refetches - base_refetches_);
-  m.evictions = cs.evictions - base_evictions_;
+  StagingCounters::read(*source_, *cache_).fill_since(base_, m);
   return m;
 }
 

@@ -13,6 +13,7 @@
 #include "data/order_planner.h"
 #include "data/shard_cache.h"
 #include "data/source.h"
+#include "data/staging_counters.h"
 #include "data/transforms.h"
 
 namespace strata::data {
@@ -97,8 +98,7 @@ class Loader : public strata::BatchSource {
 
   // Metrics baselines at the start of the epoch.
   double wait_s_ = 0;
-  int64_t base_requests_ = 0, base_bytes_ = 0, base_retries_ = 0;
-  int64_t base_hits_ = 0, base_misses_ = 0, base_evictions_ = 0, base_refetches_ = 0;
+  StagingCounters base_;
 };
 
 }  // namespace strata::data

@@ -92,16 +92,8 @@ void TokenLoader::start_epoch(int64_t epoch) {
 }
 
 void TokenLoader::reset_metrics() {
-  auto& st = source_->stats();
-  auto& cs = cache_->stats();
   wait_s_ = 0;
-  base_requests_ = st.requests;
-  base_bytes_ = st.bytes;
-  base_retries_ = st.retries;
-  base_hits_ = cs.hits;
-  base_misses_ = cs.misses;
-  base_evictions_ = cs.evictions;
-  base_refetches_ = cs.refetches;
+  base_ = StagingCounters::read(*source_, *cache_);
   base_staged_ = stream_->shards_staged();
 }
 
@@ -183,19 +175,12 @@ void TokenLoader::restore(const SourcePosition& pos) {
 
 DataMetrics TokenLoader::metrics() const {
   DataMetrics m;
-  auto& st = source_->stats();
-  auto& cs = cache_->stats();
   m.wait_seconds = wait_s_;
   m.batches = batches_;
   m.samples = batches_ * opts_.batch_size;
   m.sample_bytes = m.samples * opts_.context * 2 * static_cast<int64_t>(sizeof(int64_t));
   m.shards_staged = stream_->shards_staged() - base_staged_;
-  m.cache_hits = cs.hits - base_hits_;
-  m.cache_misses = cs.misses - base_misses_;
-  m.remote_requests = st.requests - base_requests_;
-  m.remote_bytes = st.bytes - base_bytes_;
-  m.retries = (st.retries - base_retries_) + (cs.refetches - base_refetches_);
-  m.evictions = cs.evictions - base_evictions_;
+  StagingCounters::read(*source_, *cache_).fill_since(base_, m);
   return m;
 }
 

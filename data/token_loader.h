@@ -21,6 +21,7 @@
 #include "core/batch_source.h"
 #include "data/shard_cache.h"
 #include "data/source.h"
+#include "data/staging_counters.h"
 #include "data/token_windows.h"
 
 namespace strata::data {
@@ -90,8 +91,8 @@ class TokenLoader : public strata::BatchSource {
   // Metrics baselines at the start of the epoch.
   double wait_s_ = 0;
   int64_t batches_ = 0;
-  int64_t base_requests_ = 0, base_bytes_ = 0, base_retries_ = 0, base_staged_ = 0;
-  int64_t base_hits_ = 0, base_misses_ = 0, base_evictions_ = 0, base_refetches_ = 0;
+  StagingCounters base_;
+  int64_t base_staged_ = 0;
 };
 
 }  // namespace strata::data
