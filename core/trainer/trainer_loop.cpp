@@ -186,6 +186,9 @@ void Trainer::end_epoch(BatchSource& train, Run& run, Progress& p) {
 double Trainer::evaluate_and_track(Run& run, Progress& p) {
   if (!run.val) return NAN;
   EvalResult r = evaluate(*run.val);
+  const DataMetrics vm = run.val->metrics();  // what evaluation staged counts toward the run's I/O too
+  p.remote_requests += vm.remote_requests;
+  p.remote_bytes += vm.remote_bytes;
   std::map<std::string, double> record = {{"epoch", double(p.epoch + 1)}};
   std::string line =
       "epoch " + std::to_string(p.epoch + 1) + " step " + std::to_string(p.step) + " validation:";
