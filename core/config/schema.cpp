@@ -31,12 +31,14 @@ std::vector<ConfigKey> build_schema() {
   using K = ValueKind;
   return {
       // model
-      choice("model.name", {"mlp", "cnn", "gpt"}, STRATA_BIND(model.name),
+      choice("model.name", {"mlp", "cnn", "resnet", "gpt"}, STRATA_BIND(model.name),
              "Architecture, built by the model registry"),
       key("model.hidden", K::IntList, at_least(1), STRATA_BIND(model.hidden),
           "MLP hidden layer widths, input to output"),
       key("model.channels", K::IntList, at_least(1), STRATA_BIND(model.channels),
-          "CNN conv-BN-ReLU-pool block widths, one block per entry"),
+          "CNN conv-BN-ReLU-pool block widths, one block per entry; ResNet stage widths"),
+      key("model.blocks", K::IntList, at_least(1), STRATA_BIND(model.blocks),
+          "ResNet: residual blocks per stage, one entry per model.channels entry"),
       key("model.dropout", K::Float, half_open(0, 1), STRATA_BIND(model.dropout),
           "Dropout probability before each hidden/classifier layer"),
       key("model.num_classes", K::Int, at_least(2), STRATA_BIND(model.num_classes),
@@ -81,6 +83,10 @@ std::vector<ConfigKey> build_schema() {
           "Per-channel std inputs are divided by; same length as normalize_mean"),
       choice("data.remainder", {"drop", "pad"}, STRATA_BIND(data.remainder),
              "Last incomplete batch of an epoch: drop it, or pad it (padded samples carry no loss)"),
+      key("data.augment_crop_padding", K::Int, at_least(0), STRATA_BIND(data.augment_crop_padding),
+          "Training images: pad by this many zero pixels, crop back at a random offset; 0 = off"),
+      key("data.augment_hflip", K::Bool, any(), STRATA_BIND(data.augment_hflip),
+          "Training images: mirror left-right with probability 1/2"),
       // optimizer
       choice("optimizer.name", {"sgd", "adamw"}, STRATA_BIND(optimizer.name), "Optimizer"),
       key("optimizer.lr", K::Float, above(0), STRATA_BIND(optimizer.lr),
