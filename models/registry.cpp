@@ -6,12 +6,14 @@ namespace strata::models {
 
 void register_mlp_model();
 void register_cnn_model();
+void register_resnet_model();
 void register_gpt_model();
 
 namespace {
 void register_builtin_models() {
   register_mlp_model();
   register_cnn_model();
+  register_resnet_model();
   register_gpt_model();
 }
 }  // namespace
@@ -51,6 +53,7 @@ ModelSpec spec_from_config(const TrainConfig& cfg, std::vector<int64_t> input_sh
   spec.num_classes = cfg.model.num_classes;
   spec.hidden = cfg.model.hidden;
   spec.channels = cfg.model.channels;
+  spec.blocks = cfg.model.blocks;
   spec.dropout = cfg.model.dropout;
   spec.vocab_size = cfg.model.vocab_size;
   spec.context = cfg.model.context;

@@ -20,7 +20,8 @@ struct ModelSpec {
   std::vector<int64_t> input_shape;  // per sample, e.g. {1, 28, 28}
   int64_t num_classes = 10;
   std::vector<int64_t> hidden;    // MLP hidden widths / CNN classifier widths
-  std::vector<int64_t> channels;  // CNN conv block channels
+  std::vector<int64_t> channels;  // CNN conv block channels / ResNet stage widths
+  std::vector<int64_t> blocks;    // ResNet residual blocks per stage
   double dropout = 0.0;
   uint64_t seed = 0;  // initialisation seed
   // GPT (models/gpt.cpp)
