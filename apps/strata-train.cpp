@@ -88,6 +88,9 @@ data::LoaderOptions loader_options(const TrainConfig& c, const std::string& url,
   if (n.mean.empty()) n.mean = {0.0f};
   if (n.std.empty()) n.std = {1.0f};
   o.normalize.push_back(n);
+  // Augmentation is for the training split only: evaluation sees the images as stored.
+  if (train && (c.data.augment_crop_padding > 0 || c.data.augment_hflip))
+    o.augment.push_back(data::AugmentU8{"image", c.data.augment_crop_padding, c.data.augment_hflip});
   return o;
 }
 

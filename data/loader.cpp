@@ -47,10 +47,19 @@ void Loader::init() {
     const NormalizeU8* norm = nullptr;
     for (auto& n : opts_.normalize)
       if (n.field == f.name) norm = &n;
-    transforms_.emplace_back(f, norm);
+    const AugmentU8* aug = nullptr;
+    for (auto& a : opts_.augment)
+      if (a.field == f.name) aug = &a;
+    transforms_.emplace_back(f, norm, aug);
   }
   for (auto& n : opts_.normalize) m.field(n.field);  // throws for an unknown field name
-  for (auto& s : m.shards) shard_samples_.push_back(s.samples);
+  for (auto& a : opts_.augment) m.field(a.field);
+  int64_t first = 0;
+  for (auto& s : m.shards) {
+    shard_samples_.push_back(s.samples);
+    shard_first_sample_.push_back(first);
+    first += s.samples;
+  }
   if (batches_per_epoch() == 0)
     throw ConfigError("loader: dataset " + opts_.url + " has " + std::to_string(m.total_samples()) +
                       " samples, fewer than one global batch of " + std::to_string(global_batch()));
@@ -130,6 +139,9 @@ void Loader::start_at(int64_t epoch, int64_t step) {
   cfg.decode_threads = opts_.decode_threads;
   cfg.ring = ring();
   cfg.next_epoch_first_use = next_epoch_first_use_;
+  cfg.seed = opts_.seed;
+  cfg.epoch = epoch;
+  cfg.shard_first_sample = shard_first_sample_;
   pipeline_ = std::make_unique<PrefetchPipeline>(*cache_, cache_->manifest().schema, transforms_,
                                                  std::move(order), std::move(plan), cfg);
 }

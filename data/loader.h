@@ -37,6 +37,10 @@ struct LoaderOptions {
   int decode_threads = 2;
   int ring_batches = 0;                // batch buffers; 0 = decode_threads + 2
   std::vector<NormalizeU8> normalize;  // fields not named here are copied as they are
+  // Random crop / flip of u8 image fields before normalising (data/augment.h),
+  // seeded per sample by (seed, epoch, the sample's index in the dataset).
+  // Meant for the training split; fields not named here are not augmented.
+  std::vector<AugmentU8> augment;
 };
 
 // The cache directory of one dataset under the node's cache root. Datasets get
@@ -88,6 +92,7 @@ class Loader : public strata::BatchSource {
   std::unique_ptr<ShardCache> cache_;
   std::vector<FieldTransform> transforms_;
   std::vector<int64_t> shard_samples_;
+  std::vector<int64_t> shard_first_sample_;  // global index of each shard's first sample
   std::unique_ptr<PrefetchPipeline> pipeline_;
   std::vector<int64_t> next_epoch_first_use_;  // per shard, -1 = unused
   std::vector<SampleRef> next_order_;          // rank order of epoch next_order_epoch_, kept for reuse

@@ -199,6 +199,10 @@ void PrefetchPipeline::collate(int64_t k, Slot& slot, std::unique_lock<std::mute
   lk.unlock();
 
   const size_t nf = transforms_.size();
+  int64_t scratch_bytes = -1;  // -1: no field augments
+  for (auto& t : transforms_)
+    if (t.augments()) scratch_bytes = std::max(scratch_bytes, t.in_bytes());
+  std::vector<uint8_t> scratch(static_cast<size_t>(std::max<int64_t>(scratch_bytes, 0)));
   for (int64_t p = p0; p < p1; ++p) {
     const SampleRef& ref = order_[static_cast<size_t>(p)];
     int32_t u = plan_.use_at(p);
@@ -209,10 +213,18 @@ void PrefetchPipeline::collate(int64_t k, Slot& slot, std::unique_lock<std::mute
       throw IoError("shard " + cache_.manifest().shards[static_cast<size_t>(ref.shard)].name + " has " +
                     std::to_string(sd.samples()) + " samples, the manifest says more (sample " +
                     std::to_string(ref.index) + " asked for)");
+    const uint64_t key =
+        scratch_bytes < 0
+            ? 0
+            : augment_key(cfg_.seed, cfg_.epoch,
+                          cfg_.shard_first_sample.at(static_cast<size_t>(ref.shard)) + ref.index);
     for (size_t f = 0; f < nf; ++f) {
       const FieldTransform& t = transforms_[f];
-      t.apply(sd.sample(f, ref.index),
-              reinterpret_cast<uint8_t*>(slot.fields[f].data()) + (p - p0) * t.out_bytes());
+      uint8_t* dst = reinterpret_cast<uint8_t*>(slot.fields[f].data()) + (p - p0) * t.out_bytes();
+      if (t.augments())
+        t.apply(sd.sample(f, ref.index), dst, key, scratch.data());
+      else
+        t.apply(sd.sample(f, ref.index), dst);
     }
   }
   data.clear();

@@ -3,9 +3,10 @@
 //     the batches being collated by at most `lookahead_bytes` (0: stage only what a
 //     batch being collated needs);
 //   - decode threads: map each use's shard (MappedShard; ShardData::read when it is
-//     chunked or compressed), then collate a
-//     batch into a slot of a ring of `ring` reusable batch buffers, applying the
-//     field transforms; a use's shard and pin are dropped once its last sample is in;
+//     chunked or compressed), then collate a batch into a slot of a ring of
+//     `ring` reusable batch buffers, applying the field transforms (augmented
+//     fields keyed by seed, epoch and sample); a use's shard and pin are dropped
+//     once its last sample is in;
 //   - the consumer: next() takes the batches in order, swapping buffers with the
 //     caller's HostBatch (no copy, no allocation in steady state).
 // Memory: at most `ring` batches plus the shards of the uses overlapping them.
@@ -38,6 +39,11 @@ struct PipelineConfig {
   // Per shard, its first position in the next epoch's order (-1: unused): lets
   // eviction see past the end of this epoch.
   std::vector<int64_t> next_epoch_first_use;
+  // What seeds augmented fields (augment.h): each sample's key is
+  // augment_key(seed, epoch, shard_first_sample[shard] + index in the shard).
+  uint64_t seed = 0;
+  int64_t epoch = 0;
+  std::vector<int64_t> shard_first_sample;  // per shard; needed only when a transform augments
 };
 
 class PrefetchPipeline {

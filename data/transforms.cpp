@@ -6,12 +6,14 @@
 
 namespace strata::data {
 
-FieldTransform::FieldTransform(const FieldSpec& spec, const NormalizeU8* normalize) {
+FieldTransform::FieldTransform(const FieldSpec& spec, const NormalizeU8* normalize,
+                               const AugmentU8* augment) {
   if (spec.variable)
     throw ConfigError("loader: field '" + spec.name + "' is variable-size; batches need fixed-size fields");
   in_bytes_ = spec.bytes_per_sample();
   out_dtype_ = spec.dtype;
   out_bytes_ = in_bytes_;
+  if (augment) augment_ = ImageAugment(spec, *augment);
   if (!normalize) return;
   if (spec.dtype != "u8")
     throw ConfigError("loader: normalise of field '" + spec.name + "' needs dtype u8, it is " + spec.dtype);
@@ -33,6 +35,14 @@ FieldTransform::FieldTransform(const FieldSpec& spec, const NormalizeU8* normali
     scale_.push_back(1.0f / (255.0f * normalize->std[c]));
     bias_.push_back(-normalize->mean[c] / normalize->std[c]);
   }
+}
+
+void FieldTransform::apply(const uint8_t* src, uint8_t* dst, uint64_t key, uint8_t* scratch) const {
+  if (!augment_.enabled()) return apply(src, dst);
+  const AugmentDraw d = augment_.draw(key);
+  if (scale_.empty()) return augment_.apply(src, dst, d);  // u8 out: crop straight into the batch
+  augment_.apply(src, scratch, d);
+  normalize(scratch, dst);
 }
 
 void FieldTransform::normalize(const uint8_t* src, uint8_t* dst) const {

@@ -1,12 +1,14 @@
 // Per-sample field transforms applied while collating a batch. Each transform
 // writes one sample's field straight into its slot of the batch buffer, so a
-// batch costs one copy of its bytes and no per-sample allocation.
+// batch costs one copy of its bytes and no per-sample allocation. An augmented
+// field (augment.h) is first cropped / flipped, then copied or normalised.
 #pragma once
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "data/augment.h"
 #include "data/manifest.h"
 
 namespace strata::data {
@@ -23,7 +25,7 @@ struct NormalizeU8 {
 // The compiled form for one field: output dtype, bytes per sample, and the copy.
 class FieldTransform {
  public:
-  FieldTransform(const FieldSpec& spec, const NormalizeU8* normalize);
+  FieldTransform(const FieldSpec& spec, const NormalizeU8* normalize, const AugmentU8* augment = nullptr);
   const std::string& out_dtype() const { return out_dtype_; }
   int64_t out_bytes() const { return out_bytes_; }
   int64_t in_bytes() const { return in_bytes_; }
@@ -34,6 +36,11 @@ class FieldTransform {
     else
       normalize(src, dst);
   }
+  // Whether apply() needs a sample key (the field is augmented).
+  bool augments() const { return augment_.enabled(); }
+  // The augmented form: `key` (augment_key) seeds the draw; `scratch` holds
+  // in_bytes() for the augmented image before it is normalised.
+  void apply(const uint8_t* src, uint8_t* dst, uint64_t key, uint8_t* scratch) const;
 
  private:
   void normalize(const uint8_t* src, uint8_t* dst) const;
@@ -42,6 +49,7 @@ class FieldTransform {
   int64_t out_bytes_ = 0;
   int64_t per_channel_ = 0;          // elements per channel (normalise only)
   std::vector<float> scale_, bias_;  // per channel; empty = plain copy
+  ImageAugment augment_;             // disabled unless the field is augmented
 };
 
 }  // namespace strata::data

@@ -6,12 +6,14 @@ namespace strata::models {
 
 void register_mlp_model();
 void register_cnn_model();
+void register_resnet_model();
 void register_gpt_model();
 
 namespace {
 void register_builtin_models() {
   register_mlp_model();
   register_cnn_model();
+  register_resnet_model();
   register_gpt_model();
 }
 }  // namespace
@@ -46,17 +48,8 @@ std::shared_ptr<Module> build_model(const ModelSpec& spec) { return model_entry(
 
 ModelSpec spec_from_config(const TrainConfig& cfg, std::vector<int64_t> input_shape) {
   ModelSpec spec;
-  spec.name = cfg.model.name;
+  static_cast<ModelConfig&>(spec) = cfg.model;
   spec.input_shape = std::move(input_shape);
-  spec.num_classes = cfg.model.num_classes;
-  spec.hidden = cfg.model.hidden;
-  spec.channels = cfg.model.channels;
-  spec.dropout = cfg.model.dropout;
-  spec.vocab_size = cfg.model.vocab_size;
-  spec.context = cfg.model.context;
-  spec.layers = cfg.model.layers;
-  spec.heads = cfg.model.heads;
-  spec.width = cfg.model.width;
   spec.seed = static_cast<uint64_t>(cfg.seed);
   return spec;
 }

@@ -14,21 +14,12 @@
 
 namespace strata::models {
 
-// What a builder needs to know; filled from the config's `model` section.
-struct ModelSpec {
-  std::string name;
-  std::vector<int64_t> input_shape;  // per sample, e.g. {1, 28, 28}
-  int64_t num_classes = 10;
-  std::vector<int64_t> hidden;    // MLP hidden widths / CNN classifier widths
-  std::vector<int64_t> channels;  // CNN conv block channels
-  double dropout = 0.0;
-  uint64_t seed = 0;  // initialisation seed
-  // GPT (models/gpt.cpp)
-  int64_t vocab_size = 256;  // token ids in [0, vocab_size)
-  int64_t context = 128;     // longest sequence (learned positions)
-  int64_t layers = 4;
-  int64_t heads = 4;
-  int64_t width = 128;  // embedding width; heads divide it
+// What a builder needs to know: the config's `model` section itself (every key a
+// builder reads is a ModelConfig field, so a new key reaches the builders without
+// a copy to keep in step), plus what the data and the run decide.
+struct ModelSpec : ModelConfig {
+  std::vector<int64_t> input_shape;  // per sample, e.g. {1, 28, 28}; token models need none
+  uint64_t seed = 0;                 // initialisation seed
 };
 
 using ModelBuilder = std::function<std::shared_ptr<Module>(const ModelSpec&)>;

@@ -12,9 +12,10 @@
 namespace strata {
 
 struct ModelConfig {
-  std::string name = "mlp";                  // mlp | cnn | gpt
+  std::string name = "mlp";                  // mlp | cnn | resnet | gpt
   std::vector<int64_t> hidden = {256, 128};  // MLP hidden widths
-  std::vector<int64_t> channels = {32, 64};  // CNN conv block widths
+  std::vector<int64_t> channels = {32, 64};  // CNN conv block widths / ResNet stage widths
+  std::vector<int64_t> blocks = {2, 2};      // ResNet residual blocks per stage
   double dropout = 0.0;
   int64_t num_classes = 10;
   // GPT (models/gpt.cpp)
@@ -40,7 +41,9 @@ struct DataConfig {
   int64_t decode_threads = 2;
   std::vector<double> normalize_mean;
   std::vector<double> normalize_std;
-  std::string remainder = "drop";  // drop | pad
+  std::string remainder = "drop";    // drop | pad
+  int64_t augment_crop_padding = 0;  // training split only; 0 = no random crop
+  bool augment_hflip = false;
   bool operator==(const DataConfig&) const = default;
 };
 

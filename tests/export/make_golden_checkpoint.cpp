@@ -8,7 +8,7 @@
 #include "base/error.h"
 #include "core/autograd.h"
 #include "tests/export/tiny_gpt.h"
-#include "tests/models/gpt_golden.h"
+#include "tests/models/golden_file.h"
 
 int main(int argc, char** argv) {
   using namespace strata;
@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    auto g = golden::load_golden(argv[1]);
+    auto g = testing::load_golden(argv[1]);
     // make_gpt_golden.py: VOCAB, CONTEXT, LAYERS, HEADS, WIDTH = 50, 16, 2, 4, 32
     const TrainConfig cfg = test_ckpt::gpt_config(50, 16, 2, 4, 32);
     auto model = models::build_model(models::spec_from_config(cfg));

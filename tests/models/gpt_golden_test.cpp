@@ -1,36 +1,18 @@
 // strata's GPT against an independent PyTorch implementation
 // (tests/fixtures/make_gpt_golden.py): the same weights, copied in by name, must
 // give the same logits, loss and gradient of every parameter, in FP32.
-#include "tests/models/gpt_golden.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <map>
 
 #include "core/ops.h"
+#include "golden_expect.h"
+#include "golden_file.h"
 #include "models/registry.h"
 
 using namespace strata;
-using golden::load_golden;
-using golden::Record;
-
-namespace {
-
-// Largest |got - want| relative to the largest |want| of the tensor.
-void expect_close(const std::vector<float>& got, const std::vector<float>& want, double rel,
-                  const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  double scale = 0, err = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    scale = std::max(scale, std::abs(double(want[i])));
-    err = std::max(err, std::abs(double(got[i]) - want[i]));
-  }
-  ASSERT_GT(scale, 0.0) << what << " is all zeros in the golden file";
-  EXPECT_LE(err, rel * scale) << what << ": max error " << err << " vs scale " << scale;
-}
-
-}  // namespace
+using namespace strata::testing;
 
 TEST(GptGolden, LogitsLossAndGradientsMatchPyTorch) {
   auto g = load_golden(STRATA_GPT_GOLDEN);

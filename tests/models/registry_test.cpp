@@ -13,7 +13,7 @@ using namespace strata;
 
 TEST(ModelRegistry, EveryRegisteredModelBuilds) {
   auto names = models::model_names();
-  for (const char* n : {"mlp", "cnn", "gpt"})
+  for (const char* n : {"mlp", "cnn", "resnet", "gpt"})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
   for (const auto& name : names) {
     models::ModelSpec s;
@@ -21,6 +21,7 @@ TEST(ModelRegistry, EveryRegisteredModelBuilds) {
     s.input_shape = {1, 8, 8};
     s.hidden = {16};
     s.channels = {4};
+    s.blocks = {1};
     s.vocab_size = 32;
     s.context = 8;
     s.layers = 1;

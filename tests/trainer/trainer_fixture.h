@@ -60,15 +60,7 @@ inline TrainConfig quiet_config() {
 }
 
 inline std::shared_ptr<Module> build(const TrainConfig& c, std::vector<int64_t> shape) {
-  models::ModelSpec s;
-  s.name = c.model.name;
-  s.input_shape = std::move(shape);
-  s.hidden = c.model.hidden;
-  s.channels = c.model.channels;
-  s.num_classes = c.model.num_classes;
-  s.dropout = c.model.dropout;
-  s.seed = static_cast<uint64_t>(c.seed);
-  return models::build_model(s);
+  return models::build_model(models::spec_from_config(c, std::move(shape)));
 }
 
 inline std::string temp_dir(const std::string& name) {

@@ -1,18 +1,19 @@
-// Reads tests/fixtures/gpt_golden.bin (the record format documented in
-// make_gpt_golden.py): the PyTorch GPT's weights, a batch, its logits, loss and
-// gradients. Shared by the golden comparison and the export tests.
+// Reader for the golden files that tests/fixtures/make_*_golden.py write (the
+// record format is documented in make_gpt_golden.py): PyTorch's weights, a batch,
+// outputs and gradients. Used by the golden tests and the export tests; free of
+// gtest so that plain tools (tests/export/make_golden_checkpoint) can read them.
 #pragma once
-#include <cstdint>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "core/tensor.h"
 #include "kernels/half.h"
-#include "kernels/tensor_view.h"
 
-namespace strata::golden {
+namespace strata::testing {
 
 struct Record {
   Shape shape;
@@ -59,4 +60,4 @@ inline std::map<std::string, Record> load_golden(const std::string& path) {
   return out;
 }
 
-}  // namespace strata::golden
+}  // namespace strata::testing
