@@ -90,7 +90,7 @@ TEST(ConfigParse, OverridesApplyInOrder) {
 // Sets every key to a value other than its default, so the round trip covers all.
 TrainConfig every_key_changed() {
   TrainConfig c;
-  c.model = {"cnn", {7, 9, 11}, {3}, 0.125, 100, 1000, 64, 3, 2, 48};
+  c.model = {"cnn", {7, 9, 11}, {3}, {4, 1}, 0.125, 100, 1000, 64, 3, 2, 48};
   c.data = {"s3://b/train data",
             "http://h:80/test",
             "file:///val set",
@@ -104,7 +104,9 @@ TrainConfig every_key_changed() {
             3,
             {0.1, 1.0 / 3.0},
             {0.3, 1e-7},
-            "pad"};
+            "pad",
+            3,
+            true};
   c.optimizer = {"sgd", 0.1 + 0.2, 0.5, true, 0.1, 0.0, 0.8, 0.99, 1e-6};
   c.schedule = {"onecycle", 5,    0.01,           7, {1, 2, 3}, 0.5,  1e-5, 0.4,
                 0.25,       1000, "val_accuracy", 2, 0.2,       0.01, "max"};
