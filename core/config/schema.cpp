@@ -37,8 +37,8 @@ std::vector<ConfigKey> build_schema() {
   return {
       // model
       key("model.name", K::String, any(), STRATA_BIND(model.name),
-          "Architecture: a name in the model registry (models/registry.h; built in: mlp, cnn, resnet, gpt); "
-          "an unknown name is refused with the registered ones before training"),
+          "Architecture: a name in the model registry (models/registry.h, docs/models.md); an unknown name "
+          "is refused with the registered ones before training"),
       key("model.hidden", K::IntList, at_least(1), STRATA_BIND(model.hidden),
           "MLP hidden layer widths, input to output"),
       key("model.channels", K::IntList, at_least(1), STRATA_BIND(model.channels),

@@ -18,23 +18,14 @@
 #include "data/packer.h"
 #include "data/shard.h"
 #include "proxy_process.h"
+#include "rgw_env.h"
 #include "test_util.h"
 
 namespace strata::data {
 namespace {
 
-std::string need_env(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) throw std::runtime_error(std::string(name) + " is not set: run through ctest (fixture rgw)");
-  return v;
-}
-
 SourceOptions rgw_options() {
-  SourceOptions o;
-  o.endpoint = need_env("STRATA_TEST_S3_ENDPOINT");
-  o.access_key = need_env("STRATA_TEST_S3_ACCESS_KEY");
-  o.secret_key = need_env("STRATA_TEST_S3_SECRET_KEY");
-  o.region = "us-east-1";
+  SourceOptions o = testing::rgw_options();
   o.retry.base_delay_s = 0.01;  // keep injected-failure tests short
   o.retry.max_delay_s = 0.05;
   return o;

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "../data_io/proxy_process.h"
+#include "../data_io/rgw_env.h"
 #include "data/loader.h"
 #include "data/s3_source.h"
 #include "data/shard_cache.h"
@@ -18,21 +19,6 @@ using namespace strata::data;
 using namespace strata::data::testing;
 
 namespace {
-
-std::string need_env(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) throw std::runtime_error(std::string(name) + " is not set: run through ctest (fixture rgw)");
-  return v;
-}
-
-SourceOptions rgw_options(const std::string& endpoint = "") {
-  SourceOptions o;
-  o.endpoint = endpoint.empty() ? need_env("STRATA_TEST_S3_ENDPOINT") : endpoint;
-  o.access_key = need_env("STRATA_TEST_S3_ACCESS_KEY");
-  o.secret_key = need_env("STRATA_TEST_S3_SECRET_KEY");
-  o.region = "us-east-1";
-  return o;
-}
 
 // Fashion-MNIST packed into the RGW once per test binary.
 const std::string& fmnist_url() {

@@ -5,6 +5,7 @@
 // the node, and every window equals the token stream.
 #include <gtest/gtest.h>
 
+#include "../data_io/rgw_env.h"
 #include "data/s3_source.h"
 #include "token_loader_test_util.h"
 
@@ -12,21 +13,6 @@ using namespace strata::data;
 using namespace strata::data::testing;
 
 namespace {
-
-std::string need_env(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) throw std::runtime_error(std::string(name) + " is not set: run through ctest (fixture rgw)");
-  return v;
-}
-
-SourceOptions rgw_options() {
-  SourceOptions o;
-  o.endpoint = need_env("STRATA_TEST_S3_ENDPOINT");
-  o.access_key = need_env("STRATA_TEST_S3_ACCESS_KEY");
-  o.secret_key = need_env("STRATA_TEST_S3_SECRET_KEY");
-  o.region = "us-east-1";
-  return o;
-}
 
 TEST(RgwTokenLoader, TwoProcessesTwoEpochsOneGetPerShard) {
   const std::string bucket = "tokens-" + std::to_string(::getpid());
