@@ -1,11 +1,19 @@
 // Writing checkpoint files: one HDF5 file per save (layout in checkpoint.h),
 // written atomically (base/atomic_file.h), as shards are staged.
+//
+// HDF5 builds the file in memory (the core driver without a backing store) and
+// strata writes the finished image itself. HDF5 never touches the disk, so a
+// full disk is one clear error from base/file_write.h, and no file handle is
+// left half-closed: a failed H5Fclose of a disk file keeps its id alive, and
+// the library's exit handler then crashed closing it again. The cost is a
+// second copy of the checkpoint in host memory while it is written.
 #include "core/checkpoint.h"
 
 #include <vector>
 
 #include "base/atomic_file.h"
 #include "base/error.h"
+#include "base/file_write.h"
 #include "core/checkpoint_h5.h"
 
 namespace strata {
@@ -87,8 +95,12 @@ struct Writer {
   }
 };
 
-void write_file(const Checkpoint& ck, const fs::path& path) {
-  h5::File f(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+// Builds the checkpoint's HDF5 image in memory; `path` names it in errors.
+std::vector<char> build_image(const Checkpoint& ck, const fs::path& path) {
+  h5::Plist fapl(H5Pcreate(H5P_FILE_ACCESS));
+  if (!fapl.valid() || H5Pset_fapl_core(fapl.get(), size_t{16} << 20, /*backing_store=*/0) < 0)
+    fail(path, "cannot set up an in-memory HDF5 file");
+  h5::File f(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
   if (!f.valid()) fail(path, "cannot create the file");
   Writer w{path, f.get()};
   w.root_attrs();
@@ -131,14 +143,24 @@ void write_file(const Checkpoint& ck, const fs::path& path) {
     }
   }
   if (H5Fflush(f.get(), H5F_SCOPE_GLOBAL) < 0) fail(path, "flush failed");
-  if (H5Fclose(f.release()) < 0) fail(path, "closing the file failed");
+  const ssize_t size = H5Fget_file_image(f.get(), nullptr, 0);
+  if (size < 0) fail(path, "cannot size the file image");
+  std::vector<char> image(static_cast<size_t>(size));
+  if (H5Fget_file_image(f.get(), image.data(), image.size()) != size)
+    fail(path, "cannot copy the file image");
+  return image;
 }
 
 }  // namespace
 
 void save_checkpoint(const Checkpoint& ck, const fs::path& path) {
   h5::quiet();
-  write_file_atomically(path, [&](const fs::path& tmp) { write_file(ck, tmp); });
+  const std::vector<char> image = build_image(ck, path);
+  try {
+    write_file_atomically(path, [&](const fs::path& tmp) { write_bytes(tmp, image.data(), image.size()); });
+  } catch (const IoError& e) {
+    throw IoError("checkpoint '" + path.string() + "' not saved: " + e.what());
+  }
 }
 
 }  // namespace strata

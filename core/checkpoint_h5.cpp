@@ -1,14 +1,14 @@
 #include "core/checkpoint_h5.h"
 
-#include <mutex>
-
 #include "base/error.h"
 
 namespace strata::h5 {
 
 void quiet() {
-  static std::once_flag once;
-  std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
+  // Per thread: thread-safe HDF5 keeps the printing switch with each thread's
+  // error stack (a checkpoint may be saved or loaded from any thread).
+  thread_local bool quiet = false;
+  if (!quiet) quiet = H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr) >= 0;
 }
 
 namespace {

@@ -8,6 +8,7 @@
 
 #include "base/atomic_file.h"
 #include "base/error.h"
+#include "base/file_write.h"
 
 namespace strata::data {
 namespace fs = std::filesystem;
@@ -62,12 +63,11 @@ std::vector<uint8_t> FileSource::get_range(const std::string& key, uint64_t offs
 void FileSource::get_to_file(const std::string& key, const fs::path& dest) {
   ++stats_.requests;
   const fs::path src = path_of(key);
-  std::error_code ec;
-  fs::copy_file(src, dest, fs::copy_options::overwrite_existing, ec);
-  if (ec)
-    throw IoError("cannot copy object '" + key + "' (" + src.string() + ") to " + dest.string() + ": " +
-                  ec.message());
-  stats_.bytes += static_cast<int64_t>(fs::file_size(dest));
+  try {
+    stats_.bytes += static_cast<int64_t>(copy_file_bytes(src, dest));  // ENOSPC said as such, with sizes
+  } catch (const IoError& e) {
+    throw IoError("cannot copy object '" + key + "' of " + url() + ": " + e.what());
+  }
 }
 
 ObjectInfo FileSource::head(const std::string& key) {
@@ -91,23 +91,15 @@ void FileSource::put_with(const std::string& key, const std::function<void(const
 
 void FileSource::put(const std::string& key, const std::vector<uint8_t>& bytes) {
   ++stats_.requests;
-  put_with(key, [&](const fs::path& tmp) {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) throw IoError("cannot write " + tmp.string() + ": " + std::strerror(errno));
-  });
+  put_with(key, [&](const fs::path& tmp) { write_bytes(tmp, bytes.data(), bytes.size()); });
   stats_.bytes += static_cast<int64_t>(bytes.size());
 }
 
 void FileSource::put_file(const std::string& key, const fs::path& src) {
   ++stats_.requests;
-  put_with(key, [&](const fs::path& tmp) {
-    std::error_code ec;
-    fs::copy_file(src, tmp, fs::copy_options::overwrite_existing, ec);
-    if (ec) throw IoError("cannot copy " + src.string() + " to " + tmp.string() + ": " + ec.message());
-  });
-  stats_.bytes += static_cast<int64_t>(fs::file_size(src));
+  uint64_t copied = 0;
+  put_with(key, [&](const fs::path& tmp) { copied = copy_file_bytes(src, tmp); });
+  stats_.bytes += static_cast<int64_t>(copied);
 }
 
 std::vector<ObjectInfo> FileSource::list(const std::string& prefix) {

@@ -22,7 +22,7 @@
 #include <limits>
 #include <string>
 
-#include "data/file_lock.h"
+#include "base/file_lock.h"
 #include "data/manifest.h"
 #include "data/source.h"
 

@@ -6,7 +6,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "base/error.h"
@@ -149,10 +151,16 @@ bool is_section(const std::string& name) {
 }
 
 void walk(const YAML::Node& map, const std::string& prefix, TrainConfig& cfg, const Origin& origin) {
+  // YAML forbids a key twice in one mapping; yaml-cpp keeps both, and the last
+  // would silently win.
+  std::map<std::string, YAML::Mark> seen;
   for (auto it = map.begin(); it != map.end(); ++it) {
     const std::string name = it->first.Scalar();
     const std::string path = prefix.empty() ? name : prefix + "." + name;
     const YAML::Mark mark = it->first.Mark();
+    if (auto [first, fresh] = seen.emplace(name, mark); !fresh)
+      throw ConfigError("config key '" + path + "' appears twice, at " + origin.at(first->second) +
+                        " and at " + origin.at(mark) + "; keep one");
     if (const ConfigKey* key = find_config_key(path)) {
       assign(*key, cfg, it->second, origin, mark);
     } else if (is_section(path)) {
@@ -201,6 +209,9 @@ TrainConfig parse_config(const std::string& yaml_text, const std::string& source
 }
 
 TrainConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw ConfigError("config file '" + path + "' is a directory; give the YAML file in it");
   std::ifstream in(path);
   if (!in) throw ConfigError("cannot read config file '" + path + "'");
   std::stringstream ss;

@@ -100,6 +100,14 @@ void RunLog::message(const std::string& line) {
   std::fflush(stdout);
 }
 
+void RunLog::error(const std::string& what) {
+  if (!enabled_) return;
+  std::fprintf(log_, "error: %s\n", what.c_str());
+  std::fflush(log_);
+  end_redraw();
+  std::fflush(stdout);
+}
+
 void RunLog::flush() {
   if (!enabled_) return;
   std::fflush(log_);

@@ -39,6 +39,9 @@ class RunLog {
   void record(const std::string& kind, int64_t step, const std::map<std::string, double>& values);
   // A plain message line on the console and in train.log.
   void message(const std::string& line);
+  // "error: <what>" in train.log only (the caller reports it on stderr); ends
+  // an in-place progress line so that the error starts a line of its own.
+  void error(const std::string& what);
   void flush();
 
  private:

@@ -62,10 +62,6 @@ Trainer::Trainer(TrainConfig cfg, std::string run_dir, std::shared_ptr<Module> m
   so.growth_interval = cfg_.precision.growth_interval;
   scaler_ = LossScaler(so);
   sync_ = std::make_unique<AllreduceAfterBackward>(comm_, params_);
-  ConsoleMode console = cfg_.logging.console == "off"     ? ConsoleMode::off
-                        : cfg_.logging.console == "plain" ? ConsoleMode::plain
-                                                          : ConsoleMode::automatic;
-  log_ = std::make_unique<RunLog>(run_dir_, comm_.rank() == 0, console, cfg_.logging.tensorboard);
 }
 
 Trainer::~Trainer() = default;

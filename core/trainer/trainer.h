@@ -23,6 +23,7 @@
 #include "core/precision.h"
 #include "core/schedule/schedule.h"
 #include "core/trainer/grad_sync.h"
+#include "core/trainer/run_dir_lock.h"
 #include "core/trainer/task.h"
 
 namespace strata {
@@ -78,7 +79,9 @@ class Trainer {
   ~Trainer();
 
   // Trains; `val` may be null (validation then uses `test` when given); `test`
-  // may be null. Writes summary.json into the run directory (rank 0).
+  // may be null. Writes summary.json into the run directory (rank 0). The run
+  // directory is created and locked here (RunDirLock), not by the constructor;
+  // an error that ends the run is written to its train.log before it propagates.
   TrainSummary fit(BatchSource& train, BatchSource* val, BatchSource* test);
   EvalResult evaluate(BatchSource& src);
 
@@ -116,8 +119,13 @@ class Trainer {
   TrainSummary summarize(Run& run, Progress& p, BatchSource* test);
   Checkpoint make_checkpoint(const BatchSource& train, const Progress& p) const;
   void restore_checkpoint(const Checkpoint& ck, BatchSource& train, Progress& p);
+  void check_checkpoint_fits(const Checkpoint& ck) const;
   void save(const BatchSource& train, const Progress& p, double metric);
   void maybe_resume(BatchSource& train, Progress& p);
+  // Takes the run directory (its lock, then the logs and resolved.yaml), after
+  // the config has been checked against the data, so a refused run leaves nothing.
+  void open_run_dir();
+  TrainSummary run_fit(BatchSource& train, BatchSource* val, BatchSource* test);
   std::vector<double> allreduce_sums(std::vector<double> v);
   void sync_buffers_if_trained();
 
@@ -134,7 +142,8 @@ class Trainer {
   LossScaler scaler_;
   Precision precision_;
   std::unique_ptr<GradientSync> sync_;
-  std::unique_ptr<RunLog> log_;
+  std::unique_ptr<RunDirLock> run_lock_;          // rank 0, from the start of fit()
+  std::unique_ptr<RunLog> log_;                   // from the start of fit()
   std::unique_ptr<CheckpointRotation> rotation_;  // rank 0, made at the first save
   double flops_per_item_ = 0;
   std::function<void()> buffer_sync_;

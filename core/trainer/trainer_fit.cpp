@@ -14,6 +14,8 @@
 #include "base/atomic_file.h"
 #include "base/error.h"
 #include "core/autograd.h"
+#include "core/config/config.h"
+#include "core/config/config_diff.h"
 #include "core/config/to_yaml.h"
 #include "core/modules/dropout.h"
 #include "core/random.h"
@@ -73,7 +75,42 @@ Checkpoint Trainer::make_checkpoint(const BatchSource& train, const Progress& p)
   return ck;
 }
 
+// A checkpoint of another model is refused before anything is copied, naming
+// the checkpoint, the first tensor that does not fit and the config keys that
+// differ from the run that saved it (its resolved config is in the file).
+void Trainer::check_checkpoint_fits(const Checkpoint& ck) const {
+  std::string problem;
+  auto check = [&](const NamedTensors& tensors, const std::map<std::string, Tensor>& saved,
+                   const char* group) {
+    for (auto& [n, t] : tensors) {
+      if (!problem.empty()) return;
+      auto it = saved.find(n);
+      if (it == saved.end())
+        problem = "this model's " + std::string(group) + " '" + n + "' is not in it";
+      else if (it->second.shape() != t.shape())
+        problem = std::string(group) + " '" + n + "' is " + shape_str(it->second.shape()) + " there and " +
+                  shape_str(t.shape()) + " in this model";
+    }
+  };
+  check(model_->named_parameters(), ck.model, "parameter");
+  check(model_->named_buffers(), ck.model, "buffer");
+  if (problem.empty()) return;
+  std::string changed;
+  try {
+    const TrainConfig saved = parse_config(ck.resolved_yaml, "the checkpoint's resolved config");
+    for (const std::string& d : config_differences(saved, cfg_, {"checkpoint", "logging"}))
+      changed += (changed.empty() ? "" : "; ") + d;
+  } catch (const Error&) {
+    changed = "";  // written by another strata version: no key to name
+  }
+  throw ConfigError("checkpoint '" + ck.source + "' does not fit this model: " + problem +
+                    (changed.empty()
+                         ? std::string(" (the config keys match; was it saved by another model?)")
+                         : "; config keys changed since it was saved (checkpoint -> now): " + changed));
+}
+
 void Trainer::restore_checkpoint(const Checkpoint& ck, BatchSource& train, Progress& p) {
+  check_checkpoint_fits(ck);
   {
     NoGradGuard no_grad;
     for (auto& [n, t] : model_->named_parameters()) t.copy_(ck.model_tensor(n));

@@ -6,9 +6,10 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 
+#include "base/atomic_file.h"
 #include "base/error.h"
+#include "base/file_write.h"
 #include "core/autograd.h"
 #include "core/config/to_yaml.h"
 #include "core/schedule/make_schedule.h"
@@ -24,6 +25,12 @@ double now() {
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
+// Whole or not at all: a full disk must not leave a truncated summary.json.
+void write_text_file(const std::filesystem::path& path, const std::string& text) {
+  write_file_atomically(
+      path, [&](const std::filesystem::path& tmp) { write_bytes(tmp, text.data(), text.size()); });
+}
+
 double metric_named(const Metrics& m, const std::string& name) {
   for (auto& [n, v] : m)
     if (n == name) return v;
@@ -35,14 +42,42 @@ std::string metric_of_monitor(const std::string& monitor) { return monitor.subst
 
 }  // namespace
 
+void Trainer::open_run_dir() {
+  if (log_) return;  // a second fit() of this trainer
+  // Rank 0 owns the directory; every rank learns whether it got it, so that a
+  // refused run stops on all ranks instead of leaving them in a collective.
+  std::string refused;
+  if (comm_.rank() == 0) try {
+      run_lock_ = std::make_unique<RunDirLock>(run_dir_);
+    } catch (const Error& e) {
+      refused = e.what();
+    }
+  if (allreduce_sums({refused.empty() ? 0.0 : 1.0})[0] != 0.0)
+    throw ConfigError(comm_.rank() == 0 ? refused : "rank 0 could not take the run directory " + run_dir_);
+  ConsoleMode console = cfg_.logging.console == "off"     ? ConsoleMode::off
+                        : cfg_.logging.console == "plain" ? ConsoleMode::plain
+                                                          : ConsoleMode::automatic;
+  log_ = std::make_unique<RunLog>(run_dir_, comm_.rank() == 0, console, cfg_.logging.tensorboard);
+  if (run_lock_ && !run_lock_->recovered_from().empty())
+    log_->message("run directory " + run_dir_ +
+                  ": took over the lock of a run that ended without releasing it (" +
+                  run_lock_->recovered_from() + ")");
+  if (comm_.rank() == 0) write_text_file(std::filesystem::path(run_dir_) / "resolved.yaml", to_yaml(cfg_));
+}
+
 TrainSummary Trainer::fit(BatchSource& train, BatchSource* val, BatchSource* test) {
+  try {
+    return run_fit(train, val, test);
+  } catch (const std::exception& e) {
+    if (log_) log_->error(e.what());  // the console gets it from whoever catches it
+    throw;
+  }
+}
+
+TrainSummary Trainer::run_fit(BatchSource& train, BatchSource* val, BatchSource* test) {
   Run run;
   run.t_start = now();
   install_stop_handlers();
-  if (comm_.rank() == 0) {
-    std::filesystem::create_directories(run_dir_);
-    std::ofstream(std::filesystem::path(run_dir_) / "resolved.yaml") << to_yaml(cfg_);
-  }
   run.accumulate = std::max<int64_t>(1, cfg_.trainer.accumulate);
   run.batches_per_epoch = train.batches_per_epoch();
   if (run.batches_per_epoch == 0)
@@ -51,6 +86,7 @@ TrainSummary Trainer::fit(BatchSource& train, BatchSource* val, BatchSource* tes
   run.total_steps = cfg_.trainer.epochs * run.steps_per_epoch;
   if (cfg_.trainer.max_steps > 0) run.total_steps = std::min(run.total_steps, cfg_.trainer.max_steps);
   schedule_ = make_schedule(cfg_.schedule, run.total_steps, cfg_.optimizer.lr);
+  open_run_dir();
   run.val = val ? val : test;
 
   Progress p;
@@ -274,7 +310,7 @@ TrainSummary Trainer::summarize(Run& run, Progress& p, BatchSource* test) {
   s.memory_cached_bytes = static_cast<int64_t>(mem.cached_bytes);
   s.memory_allocations = static_cast<int64_t>(mem.allocations);
   if (comm_.rank() == 0 && !run.stop_signal) {
-    std::ofstream(std::filesystem::path(run_dir_) / "summary.json") << s.to_json() << "\n";
+    write_text_file(std::filesystem::path(run_dir_) / "summary.json", s.to_json() + "\n");
     std::map<std::string, double> record;
     for (auto& [name, value] : s.test_metrics) record[name] = value;
     if (!record.empty()) log_->record("test", p.step, record);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -105,6 +106,27 @@ TEST(ConfigErrors, LoadConfigNamesTheFilePath) {
     expect_has(e.what(), {path + ":3", "'trainer.epoch'", "did you mean 'trainer.epochs'?"});
   }
   std::remove(path.c_str());
+}
+
+TEST(ConfigErrors, DuplicateKeyNamesBothLines) {
+  expect_has(error_of("optimizer:\n  lr: 0.1\n  momentum: 0.9\n  lr: 0.5\n"),
+             {"config key 'optimizer.lr' appears twice", "configs/x.yaml:2", "configs/x.yaml:4"});
+  expect_has(error_of("seed: 1\ntrainer: {epochs: 2}\nseed: 2\n"),
+             {"'seed' appears twice", "x.yaml:1", "x.yaml:3"});
+  expect_has(error_of("trainer:\n  epochs: 2\ntrainer:\n  max_steps: 5\n"),
+             {"'trainer' appears twice", "x.yaml:1", "x.yaml:3"});
+}
+
+TEST(ConfigErrors, DirectoryAsConfigIsRefused) {
+  const std::string dir = ::testing::TempDir() + "strata_config_dir.yaml";
+  std::filesystem::create_directories(dir);
+  try {
+    load_config(dir);
+    ADD_FAILURE() << "no error for a directory";
+  } catch (const ConfigError& e) {
+    expect_has(e.what(), {dir, "is a directory"});
+  }
+  std::filesystem::remove(dir);
 }
 
 }  // namespace

@@ -1,12 +1,13 @@
 // FileLock: an flock(2) lock on a lock file. Used for the node-local shard cache,
-// where several processes of one job share a directory: flock locks belong to the
-// open file description, so two FileLocks conflict even inside one process, and a
-// lock dies with its process (a crash never leaves a lock behind).
+// where several processes of one job share a directory, and for the run
+// directory, which one run owns: flock locks belong to the open file
+// description, so two FileLocks conflict even inside one process, and a lock
+// dies with its process (a crash never leaves a lock behind).
 #pragma once
 #include <filesystem>
 #include <string>
 
-namespace strata::data {
+namespace strata {
 
 class FileLock {
  public:
@@ -26,6 +27,7 @@ class FileLock {
   // Converts the held lock; EX -> SH never lets another holder in between on Linux.
   void unlock();
   bool valid() const { return fd_ >= 0; }
+  int fd() const { return fd_; }  // to read or write the lock file's contents
   const std::filesystem::path& path() const { return path_; }
 
  private:
@@ -34,7 +36,4 @@ class FileLock {
   int fd_ = -1;
 };
 
-// True while process `pid` exists (kill(pid, 0) does not report ESRCH).
-bool process_alive(long pid);
-
-}  // namespace strata::data
+}  // namespace strata

@@ -1,7 +1,6 @@
-#include "data/file_lock.h"
+#include "base/file_lock.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -10,7 +9,7 @@
 
 #include "base/error.h"
 
-namespace strata::data {
+namespace strata {
 
 FileLock::FileLock(const std::filesystem::path& path) : path_(path) {
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -49,9 +48,4 @@ bool FileLock::try_lock_shared() { return flock_op(LOCK_SH, false); }
 bool FileLock::try_lock_exclusive() { return flock_op(LOCK_EX, false); }
 void FileLock::unlock() { flock_op(LOCK_UN, true); }
 
-bool process_alive(long pid) {
-  if (pid <= 0) return false;
-  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH;
-}
-
-}  // namespace strata::data
+}  // namespace strata
