@@ -40,7 +40,7 @@ std::shared_ptr<const MappedShard> MappedShard::open(const std::string& path,
 // expected element size and shape lying inside the file; false otherwise (the
 // caller then reads it the ordinary way, which reports what is wrong).
 bool MappedShard::try_map(const std::string& path, const std::vector<FieldSpec>& schema, bool populate) {
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  h5::quiet_errors();
   if (H5Fis_hdf5(path.c_str()) <= 0) return false;
   Id file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!file.valid() || H5Aexists(file.get(), "samples") <= 0) return false;

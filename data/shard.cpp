@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <mutex>
 
 #include "base/error.h"
 #include "data/hdf5_handle.h"
@@ -15,8 +14,10 @@ namespace strata::data {
 namespace h5 {
 
 void quiet_errors() {
-  static std::once_flag once;
-  std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
+  // Per thread, not per process: thread-safe HDF5 (Debian's build) keeps an error
+  // stack, and its printing switch, per thread, and each new thread's prints.
+  thread_local bool quiet = false;
+  if (!quiet) quiet = H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr) >= 0;
 }
 
 Id file_type(const std::string& dtype) {
