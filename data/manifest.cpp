@@ -56,9 +56,13 @@ int64_t checked_bytes(int64_t elem, const std::vector<int64_t>& shape) {
 }
 
 std::string join(const std::vector<int64_t>& v) {
-  std::string out;
-  for (size_t k = 0; k < v.size(); ++k) out += (k ? "," : "") + std::to_string(v[k]);
-  return "[" + out + "]";
+  std::string out = "[";
+  for (size_t k = 0; k < v.size(); ++k) {
+    if (k) out += ',';
+    out += std::to_string(v[k]);
+  }
+  out += ']';
+  return out;
 }
 
 }  // namespace
