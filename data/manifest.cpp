@@ -195,7 +195,7 @@ Manifest Manifest::from_json(const std::string& text, const std::string& origin)
     if (__builtin_mul_overflow(s.samples, sample_bytes, &ignored))
       bad(origin, path + "samples",
           "is " + std::to_string(s.samples) + ": times " + std::to_string(sample_bytes) +
-              " bytes per sample that is more than 2^63-1 bytes");
+              " bytes per sample, more than 2^63-1 bytes");
     s.bytes = get_count(e, "bytes", origin, path);
     if (s.bytes == 0) bad(origin, path + "bytes", "is 0: a shard file is never empty");
     if (__builtin_add_overflow(total_samples, s.samples, &total_samples))

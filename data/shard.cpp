@@ -15,7 +15,7 @@ namespace h5 {
 
 void quiet_errors() {
   // Per thread, not per process: thread-safe HDF5 (Debian's build) keeps an error
-  // stack, and its printing switch, per thread, and each new thread's prints.
+  // stack and its printing switch per thread, and a new thread's stack prints.
   thread_local bool quiet = false;
   if (!quiet) quiet = H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr) >= 0;
 }
