@@ -38,7 +38,9 @@ class Id {
   herr_t (*close_)(hid_t) = nullptr;
 };
 
-// Turns off HDF5's automatic error-stack printing (once per process).
+// Turns off HDF5's automatic error-stack printing for the calling thread (HDF5
+// keeps the switch per thread). Every function that opens a shard calls it
+// before its first HDF5 call.
 void quiet_errors();
 
 // A new file datatype for a manifest dtype ("u8", "f16", ...). f16 is an IEEE

@@ -3,6 +3,8 @@
 // instead of failing later inside the loader.
 #include "data/manifest.h"
 
+#include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
@@ -43,13 +45,36 @@ int64_t get_count(const json& obj, const char* key, const std::string& origin, c
   return v.get<int64_t>();
 }
 
+// dtype size x shape, or -1 when the product does not fit in int64 (a manifest
+// that says so would otherwise wrap into a small or negative size, or become a
+// huge allocation later).
+int64_t checked_bytes(int64_t elem, const std::vector<int64_t>& shape) {
+  int64_t n = elem;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n)) return -1;
+  return n;
+}
+
+std::string join(const std::vector<int64_t>& v) {
+  std::string out = "[";
+  for (size_t k = 0; k < v.size(); ++k) {
+    if (k) out += ',';
+    out += std::to_string(v[k]);
+  }
+  out += ']';
+  return out;
+}
+
 }  // namespace
 
 int64_t FieldSpec::bytes_per_sample() const {
   if (variable) throw ConfigError("field '" + name + "' is variable-size: it has no fixed bytes per sample");
   int64_t n = dtype_size(dtype);
   if (n == 0) throw ConfigError("field '" + name + "': unknown dtype '" + dtype + "'");
-  for (int64_t d : shape) n *= d;
+  n = checked_bytes(n, shape);
+  if (n < 0)
+    throw ConfigError("field '" + name + "': shape " + join(shape) + " of " + dtype +
+                      " is more than 2^63-1 bytes per sample");
   return n;
 }
 
@@ -99,6 +124,7 @@ Manifest Manifest::from_json(const std::string& text, const std::string& origin)
   }
   if (!j.is_object()) throw IoError("manifest " + origin + ": top level must be a JSON object");
   Manifest m;
+  m.origin = origin;
   const json& ver = member(j, "format_version", origin, "");
   if (!ver.is_number_integer()) bad(origin, "format_version", "must be an integer, got " + ver.dump());
   m.format_version = ver.get<int>();
@@ -138,11 +164,20 @@ Manifest Manifest::from_json(const std::string& text, const std::string& origin)
       }
     }
     if (f.variable && f.dtype != "u8") bad(origin, path + "dtype", "of a variable-size field must be u8");
+    if (!f.variable && checked_bytes(dtype_size(f.dtype), f.shape) < 0)
+      bad(origin, path + "shape",
+          "is " + join(f.shape) + " of " + f.dtype + ": more than 2^63-1 bytes per sample");
     m.schema.push_back(std::move(f));
   }
 
   const json& shards = member(j, "shards", origin, "");
   if (!shards.is_array()) bad(origin, "shards", "must be an array");
+  // Fixed bytes per sample; a shard of `samples` samples must not overflow it either.
+  int64_t sample_bytes = 0;
+  for (const auto& f : m.schema)
+    if (!f.variable) sample_bytes = std::max(sample_bytes, f.bytes_per_sample());
+  std::map<std::string, size_t> seen;  // shard name -> index of its first entry
+  int64_t total_samples = 0, total_bytes = 0;
   for (size_t i = 0; i < shards.size(); ++i) {
     const std::string path = "shards[" + std::to_string(i) + "].";
     const json& e = shards[i];
@@ -151,8 +186,22 @@ Manifest Manifest::from_json(const std::string& text, const std::string& origin)
     s.name = get_string(e, "name", origin, path);
     if (s.name.empty() || s.name.front() == '/' || s.name.find("..") != std::string::npos)
       bad(origin, path + "name", "must be a relative key without '..', got '" + s.name + "'");
+    if (auto [it, fresh] = seen.emplace(s.name, i); !fresh)
+      bad(origin, path + "name",
+          "repeats shard '" + s.name + "' of shards[" + std::to_string(it->second) +
+              "]: a shard would be read twice per epoch");
     s.samples = get_count(e, "samples", origin, path);
+    int64_t ignored = 0;
+    if (__builtin_mul_overflow(s.samples, sample_bytes, &ignored))
+      bad(origin, path + "samples",
+          "is " + std::to_string(s.samples) + ": times " + std::to_string(sample_bytes) +
+              " bytes per sample, more than 2^63-1 bytes");
     s.bytes = get_count(e, "bytes", origin, path);
+    if (s.bytes == 0) bad(origin, path + "bytes", "is 0: a shard file is never empty");
+    if (__builtin_add_overflow(total_samples, s.samples, &total_samples))
+      bad(origin, path + "samples", "makes the dataset's total sample count overflow int64");
+    if (__builtin_add_overflow(total_bytes, s.bytes, &total_bytes))
+      bad(origin, path + "bytes", "makes the dataset's total bytes overflow int64");
     s.checksum = get_string(e, "checksum", origin, path);
     if (s.checksum.rfind("xxh3:", 0) != 0 || s.checksum.size() != 5 + 16 ||
         s.checksum.find_first_not_of("0123456789abcdef", 5) != std::string::npos)

@@ -37,6 +37,9 @@ struct Manifest {
   // field "tokens" (u16 or i32, scalar per sample): each shard is a 1-D token
   // array and a shard's `samples` is its token count (docs/data-format.md).
   int64_t vocab_size = 0;
+  // Where from_json read this manifest (a URL or a path), for error messages that
+  // must name it; not part of the JSON.
+  std::string origin;
 
   int64_t total_samples() const;
   int64_t total_bytes() const;

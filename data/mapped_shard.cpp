@@ -5,25 +5,55 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <mutex>
+#include <set>
+#include <tuple>
+
 #include "base/error.h"
 #include "data/hdf5_handle.h"
 
 namespace strata::data {
 using h5::Id;
 
+void verify_once(const std::string& path, const std::string& checksum, const std::string& manifest) {
+  // A cached shard was verified when it was staged and (persistent caches) when
+  // the job started; this catches one damaged in between, before any sample of
+  // it is read.
+  using Key = std::tuple<dev_t, ino_t, off_t, int64_t, int64_t, std::string>;
+  static std::mutex mu;
+  static std::set<Key> verified;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return;  // opening reports a missing file, naming it
+  Key key{st.st_dev, st.st_ino, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec, checksum};
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    if (verified.count(key)) return;
+  }
+  const std::string got = checksum_file(path);  // outside the lock: other shards verify meanwhile
+  if (got != checksum)
+    throw IoError("shard " + path + " is damaged: manifest " + manifest + " says " + checksum +
+                  ", the file has " + got + " (checked when this process first opened it)");
+  std::lock_guard<std::mutex> lk(mu);
+  verified.insert(std::move(key));
+}
+
 MappedShard::~MappedShard() {
   if (map_) ::munmap(map_, map_len_);
 }
 
 std::shared_ptr<const MappedShard> MappedShard::open(const std::string& path,
-                                                     const std::vector<FieldSpec>& schema, bool populate) {
+                                                     const std::vector<FieldSpec>& schema, bool populate,
+                                                     const ShardExpectation& expect) {
   std::shared_ptr<MappedShard> s(new MappedShard());
   for (auto& f : schema)
     if (f.variable)
       throw ConfigError("shard " + path + ": field '" + f.name + "' is variable-size; cannot map it");
-  if (!s->try_map(path, schema, populate)) {
+  if (!expect.checksum.empty()) verify_once(path, expect.checksum, expect.manifest);
+  if (s->try_map(path, schema, populate)) {
+    expect.check_samples(path, s->samples_);  // try_map saw every dataset's first dimension equal it
+  } else {
     // ShardData::read validates everything itself and names the file on failure.
-    s->data_.emplace(ShardData::read(path, schema));
+    s->data_.emplace(ShardData::read(path, schema, expect));
     s->samples_ = s->data_->samples();
     s->base_.clear();
     s->stride_.clear();
@@ -40,7 +70,7 @@ std::shared_ptr<const MappedShard> MappedShard::open(const std::string& path,
 // expected element size and shape lying inside the file; false otherwise (the
 // caller then reads it the ordinary way, which reports what is wrong).
 bool MappedShard::try_map(const std::string& path, const std::vector<FieldSpec>& schema, bool populate) {
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  h5::quiet_errors();
   if (H5Fis_hdf5(path.c_str()) <= 0) return false;
   Id file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!file.valid() || H5Aexists(file.get(), "samples") <= 0) return false;

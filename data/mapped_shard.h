@@ -15,13 +15,22 @@
 
 namespace strata::data {
 
+// Checks the file at `path` against `checksum` unless this process already did
+// for the same file (same device, inode, size and mtime: a file replaced or
+// rewritten since is checked again). Throws IoError naming the path, the manifest
+// and both checksums on a mismatch. Thread-safe.
+void verify_once(const std::string& path, const std::string& checksum, const std::string& manifest);
+
 class MappedShard {
  public:
-  // Throws strata::IoError naming the file when it does not match `schema`.
+  // Throws strata::IoError naming the file when it does not match `schema`, or
+  // what the manifest says (`expect`: sample count, and the checksum, verified
+  // the first time this process opens that file; see verify_once).
   // `populate` faults the whole file in at once (cheap for a shard read whole);
   // without it pages come in as they are touched (random access to a big shard).
   static std::shared_ptr<const MappedShard> open(const std::string& path,
-                                                 const std::vector<FieldSpec>& schema, bool populate = true);
+                                                 const std::vector<FieldSpec>& schema, bool populate = true,
+                                                 const ShardExpectation& expect = {});
   ~MappedShard();
   MappedShard(const MappedShard&) = delete;
   MappedShard& operator=(const MappedShard&) = delete;

@@ -175,16 +175,14 @@ void PrefetchPipeline::collate(int64_t k, Slot& slot, std::unique_lock<std::mute
       use.state = UseState::kLoading;
       std::filesystem::path path = use.pin.path();
       lk.unlock();
+      const Manifest& m = cache_.manifest();
+      const ShardInfo& info =
+          m.shards[static_cast<size_t>(plan_.uses()[static_cast<size_t>(needed[n].first)].shard)];
       std::shared_ptr<const MappedShard> loaded;
       try {
-        loaded = MappedShard::open(path.string(), schema_);
+        loaded = MappedShard::open(path.string(), schema_, true, ShardExpectation::of(info, m));
       } catch (const std::exception& e) {
-        throw IoError(
-            "loader: reading shard " +
-            cache_.manifest()
-                .shards[static_cast<size_t>(plan_.uses()[static_cast<size_t>(needed[n].first)].shard)]
-                .name +
-            " from the cache failed: " + e.what());
+        throw IoError("loader: reading shard " + info.name + " from the cache failed: " + e.what());
       }
       lk.lock();
       use.data = std::move(loaded);

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <mutex>
 
 #include "base/error.h"
 #include "data/hdf5_handle.h"
@@ -15,8 +14,10 @@ namespace strata::data {
 namespace h5 {
 
 void quiet_errors() {
-  static std::once_flag once;
-  std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
+  // Per thread, not per process: thread-safe HDF5 (Debian's build) keeps an error
+  // stack and its printing switch per thread, and a new thread's stack prints.
+  thread_local bool quiet = false;
+  if (!quiet) quiet = H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr) >= 0;
 }
 
 Id file_type(const std::string& dtype) {
@@ -225,7 +226,15 @@ std::vector<hsize_t> read_dataset(hid_t file, const std::string& name, size_t el
 
 }  // namespace
 
-ShardData ShardData::read(const std::string& path, const std::vector<FieldSpec>& schema) {
+void ShardExpectation::check_samples(const std::string& path, int64_t n) const {
+  if (samples >= 0 && n != samples)
+    throw IoError("shard " + path + " holds " + std::to_string(n) + " samples, its entry in manifest " +
+                  manifest + " says " + std::to_string(samples) +
+                  " (a token shard's samples are its tokens)");
+}
+
+ShardData ShardData::read(const std::string& path, const std::vector<FieldSpec>& schema,
+                          const ShardExpectation& expect) {
   h5::quiet_errors();
   if (H5Fis_hdf5(path.c_str()) <= 0) throw IoError("shard " + path + " is missing or not an HDF5 file");
   Id file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
@@ -237,6 +246,8 @@ ShardData ShardData::read(const std::string& path, const std::vector<FieldSpec>&
                   std::to_string(kManifestFormatVersion));
   s.samples_ = read_attr_i64(file.get(), "samples", path);
   if (s.samples_ < 0) throw IoError("shard " + path + ": negative 'samples' attribute");
+  // Every dataset's first dimension is checked against the attribute below.
+  expect.check_samples(path, s.samples_);
   const auto n = static_cast<hsize_t>(s.samples_);
   s.data_.resize(schema.size());
   s.offsets_.resize(schema.size());

@@ -29,10 +29,26 @@ class ShardWriter {
   std::unique_ptr<Impl> impl_;
 };
 
+// What a manifest says about one shard, checked when the shard is opened: a
+// shard that disagrees is an IoError naming the file, the manifest and both
+// values. The defaults check nothing.
+struct ShardExpectation {
+  int64_t samples = -1;  // sample count (a token shard's token count); -1: unchecked
+  std::string checksum;  // of the whole file; empty: unchecked (MappedShard::open only)
+  std::string manifest;  // the manifest's origin, for messages
+  static ShardExpectation of(const ShardInfo& shard, const Manifest& m) {
+    return {shard.samples, shard.checksum, m.origin};
+  }
+  // Throws unless the shard at `path`, holding `samples`, has the count expected.
+  void check_samples(const std::string& path, int64_t samples) const;
+};
+
 // A whole shard read into memory: each dataset read once, in one call.
 class ShardData {
  public:
-  static ShardData read(const std::string& path, const std::vector<FieldSpec>& schema);
+  // `expect.samples` is compared with the shard's own count before any data is read.
+  static ShardData read(const std::string& path, const std::vector<FieldSpec>& schema,
+                        const ShardExpectation& expect = {});
   int64_t samples() const { return samples_; }
   // Bytes of field `f` (schema index) of sample `i`.
   const uint8_t* sample(size_t f, int64_t i, size_t* size) const;

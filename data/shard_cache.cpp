@@ -63,6 +63,22 @@ AtomicWriteOptions staging(const fs::path& cache_dir) {
   return {.temp_dir = cache_dir / ".tmp", .sync = false};
 }
 
+// The manifest's `bytes` is what the cache reserves and counts against its
+// capacity; a file of another size would make that accounting a lie.
+// `file` says which copy was measured (the cached file, or the download).
+[[noreturn]] void wrong_size(const ShardInfo& shard, const Manifest& m, const std::string& file,
+                             int64_t size) {
+  throw IoError("shard cache: shard " + shard.name + " (" + file + ") has " + std::to_string(size) +
+                " bytes, its entry in manifest " + m.origin + " says " + std::to_string(shard.bytes));
+}
+
+int64_t size_of(const fs::path& p) {
+  std::error_code ec;
+  auto n = fs::file_size(p, ec);
+  if (ec) throw IoError("shard cache: cannot stat " + p.string() + ": " + ec.message());
+  return static_cast<int64_t>(n);
+}
+
 }  // namespace
 
 ShardCache::ShardCache(Source& source, ShardCacheOptions options)
@@ -157,7 +173,10 @@ void ShardCache::verify_cached() {
     if (!lock.try_lock_exclusive()) continue;  // in use by a live process that verified it
     if (!info || checksum_file(e.path().string()) != info->checksum) {
       std::error_code ec;
-      fs::remove(e.path(), ec);
+      fs::remove(e.path(), ec);  // damaged or stale: fetched again when needed
+    } else if (const int64_t size = size_of(e.path()); size != info->bytes) {
+      // The right bytes, and a manifest that lies about how many there are.
+      wrong_size(*info, manifest_, e.path().string(), size);
     }
   }
 }
@@ -256,6 +275,9 @@ void ShardCache::download_verified(const ShardInfo& shard) {
     source_.get_to_file(shard.name, staged.temp_path());
     got = checksum_file(staged.temp_path().string());
     if (got == shard.checksum) {
+      // Not committed: the AtomicFile removes the temporary as the error leaves.
+      if (const int64_t size = size_of(staged.temp_path()); size != shard.bytes)
+        wrong_size(shard, manifest_, "as downloaded from " + source_.url(), size);
       // Admit and drop the reservation in one step under the cache lock, so a
       // concurrent scan never counts the shard twice (and evicts for nothing).
       FileLock cache_lock(opts_.dir / ".locks" / "cache.lock");
@@ -281,16 +303,19 @@ ShardCache::Pin ShardCache::acquire(const ShardInfo& shard) {
   pin.path_ = shard_path(shard.name);
   pin.lock_ = FileLock(lock_path(shard.name));
   pin.lock_.lock_shared();
-  if (fs::exists(pin.path_)) {
+  // A cached file found of a size other than the manifest's (one stat) is either
+  // damaged or described by a manifest that lies: both are errors naming the two.
+  auto hit = [&] {
+    if (!fs::exists(pin.path_)) return false;
+    if (const int64_t size = size_of(pin.path_); size != shard.bytes)
+      wrong_size(shard, manifest_, pin.path_.string(), size);
     stats_.hits++;
-    return pin;
-  }
+    return true;
+  };
+  if (hit()) return pin;
   FileLock download(opts_.dir / ".locks" / (escape_shard_name(shard.name) + ".download"));
   download.lock_exclusive();
-  if (fs::exists(pin.path_)) {  // another process downloaded it meanwhile
-    stats_.hits++;
-    return pin;
-  }
+  if (hit()) return pin;  // another process downloaded it meanwhile
   stats_.misses++;
   download_verified(shard);
   if (!fs::exists(pin.path_))

@@ -74,13 +74,12 @@ void TokenStream::map(int32_t shard, const ShardCache::Pin& pin) {
   const ShardInfo& info = cache_.manifest().shards.at(static_cast<size_t>(shard));
   std::shared_ptr<const MappedShard> m;
   try {
-    m = MappedShard::open(pin.path().string(), cache_.manifest().schema, /*populate=*/false);
+    // Checks the token count and (once per process) the checksum against the manifest.
+    m = MappedShard::open(pin.path().string(), cache_.manifest().schema, /*populate=*/false,
+                          ShardExpectation::of(info, cache_.manifest()));
   } catch (const std::exception& e) {
     throw IoError("token stream: reading shard " + info.name + " from the cache failed: " + e.what());
   }
-  if (m->samples() != info.samples)
-    throw IoError("token stream: shard " + info.name + " holds " + std::to_string(m->samples()) +
-                  " tokens, its manifest entry says " + std::to_string(info.samples));
   maps_[static_cast<size_t>(shard)] = std::move(m);
   ++staged_;
 }

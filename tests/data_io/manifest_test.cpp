@@ -71,6 +71,33 @@ TEST(Manifest, ValidationErrorsNameTheField) {
   expect_bad("{", "[", "not valid JSON");
 }
 
+// Manifests that lie about their shards (issue 11): each refused at load time,
+// naming the origin and the field, instead of a silent double read, a shard that
+// does not fit the cache's accounting, or a wrapped size / std::bad_alloc later.
+TEST(Manifest, RefusesDuplicateShardsAndImpossibleCounts) {
+  expect_bad("\"name\": \"shard-00001.h5\"", "\"name\": \"shard-00000.h5\"", "shards[1].name");
+  expect_bad("\"name\": \"shard-00001.h5\"", "\"name\": \"shard-00000.h5\"",
+             "repeats shard 'shard-00000.h5'");
+  expect_bad("\"bytes\": 999", "\"bytes\": 0", "shards[1].bytes");
+  expect_bad("\"bytes\": 999", "\"bytes\": -999", "shards[1].bytes");
+  expect_bad("\"bytes\": 999", "\"bytes\": 9223372036854775808", "shards[1].bytes");  // 2^63 wraps negative
+  expect_bad("\"samples\": 7", "\"samples\": -1", "shards[1].samples");
+  // Two shards whose totals overflow int64.
+  expect_bad("\"bytes\": 999", "\"bytes\": 9223372036854775000", "shards[1].bytes");
+}
+
+TEST(Manifest, RefusesShapesWhoseBytesOverflow) {
+  // 2^32 x 2^32 u8 wraps to 0 in int64 arithmetic.
+  expect_bad("28,\n    28\n", "4294967296,\n    4294967296\n", "schema[0].shape");
+  // Fits in int64 as a count, not once multiplied by the 8-byte dtype.
+  expect_bad("\"shape\": [],\n   \"variable\": false",
+             "\"shape\": [2305843009213693952],\n   \"variable\": false", "schema[1].shape");
+  // Bytes per sample fit, a shard's samples times them do not.
+  expect_bad("\"samples\": 100", "\"samples\": 4611686018427387904", "shards[0].samples");
+  FieldSpec f{"huge", "f32", {int64_t{1} << 31, int64_t{1} << 31}, false};
+  EXPECT_THROW(f.bytes_per_sample(), strata::ConfigError);
+}
+
 TEST(Checksum, BytesAndFileAgree) {
   std::string data(3 << 20, 'x');  // several 1 MiB pieces of the streaming hash
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 31 + (i >> 9));
