@@ -67,6 +67,11 @@ struct DataMetrics {
   int64_t evictions = 0;
 };
 
+struct IoTotals {
+  int64_t remote_requests = 0;
+  int64_t remote_bytes = 0;
+};
+
 // The position of a source: a few integers that restore it exactly.
 using SourcePosition = std::map<std::string, int64_t>;
 
@@ -84,6 +89,10 @@ class BatchSource {
   virtual void restore(const SourcePosition& pos) = 0;
   // Figures since the start of the current epoch.
   virtual DataMetrics metrics() const = 0;
+  // Every request this source made of the object store, and the bytes they
+  // brought, since it was created: the manifest's and evaluation's included,
+  // which per-epoch metrics() leave out. What summary.json reports.
+  virtual IoTotals io_totals() const { return {}; }
 };
 
 }  // namespace strata

@@ -211,4 +211,9 @@ DataMetrics Loader::metrics() const {
   return m;
 }
 
+IoTotals Loader::io_totals() const {
+  const SourceStats& s = source_->stats();
+  return {s.requests, s.bytes};
+}
+
 }  // namespace strata::data

@@ -68,6 +68,7 @@ class Loader : public strata::BatchSource {
   SourcePosition position() const override;
   void restore(const SourcePosition& pos) override;
   DataMetrics metrics() const override;
+  IoTotals io_totals() const override;
 
   const Manifest& manifest() const { return cache_->manifest(); }
   ShardCache& cache() { return *cache_; }

@@ -184,4 +184,9 @@ DataMetrics TokenLoader::metrics() const {
   return m;
 }
 
+IoTotals TokenLoader::io_totals() const {
+  const SourceStats& s = source_->stats();
+  return {s.requests, s.bytes};
+}
+
 }  // namespace strata::data

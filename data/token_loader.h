@@ -65,6 +65,7 @@ class TokenLoader : public strata::BatchSource {
   // Throws ConfigError naming the key when seed, context or global batch differ.
   void restore(const SourcePosition& pos) override;
   DataMetrics metrics() const override;
+  IoTotals io_totals() const override;
 
   const Manifest& manifest() const { return cache_->manifest(); }
   int64_t vocab_size() const { return manifest().vocab_size; }

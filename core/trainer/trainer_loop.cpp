@@ -3,6 +3,7 @@
 // summary. Stop signals finish the current step, save and return. fit() reads
 // top to bottom as the run: set up, train_epoch / end_epoch per epoch, the best
 // weights, summarize; after_step is everything a step may trigger.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -87,6 +88,7 @@ TrainSummary Trainer::run_fit(BatchSource& train, BatchSource* val, BatchSource*
   if (cfg_.trainer.max_steps > 0) run.total_steps = std::min(run.total_steps, cfg_.trainer.max_steps);
   schedule_ = make_schedule(cfg_.schedule, run.total_steps, cfg_.optimizer.lr);
   open_run_dir();
+  run.train = &train;
   run.val = val ? val : test;
 
   Progress p;
@@ -139,8 +141,6 @@ void Trainer::train_epoch(BatchSource& train, Run& run, Progress& p) {
   p.wait_seconds += dm.wait_seconds;
   p.samples += run.epoch_samples * comm_.size();
   p.items += run.epoch_items * comm_.size();
-  p.remote_requests += dm.remote_requests;
-  p.remote_bytes += dm.remote_bytes;
 }
 
 void Trainer::after_step(BatchSource& train, Run& run, Progress& p) {
@@ -222,9 +222,6 @@ void Trainer::end_epoch(BatchSource& train, Run& run, Progress& p) {
 double Trainer::evaluate_and_track(Run& run, Progress& p) {
   if (!run.val) return NAN;
   EvalResult r = evaluate(*run.val);
-  const DataMetrics vm = run.val->metrics();  // what evaluation staged counts toward the run's I/O too
-  p.remote_requests += vm.remote_requests;
-  p.remote_bytes += vm.remote_bytes;
   std::map<std::string, double> record = {{"epoch", double(p.epoch + 1)}};
   std::string line =
       "epoch " + std::to_string(p.epoch + 1) + " step " + std::to_string(p.step) + " validation:";
@@ -276,9 +273,6 @@ TrainSummary Trainer::summarize(Run& run, Progress& p, BatchSource* test) {
     s.test_accuracy = r.accuracy;
     s.test_loss = r.loss;
     s.test_top5 = r.top5;
-    DataMetrics tm = test->metrics();
-    p.remote_requests += tm.remote_requests;
-    p.remote_bytes += tm.remote_bytes;
   }
   s.best_metric = p.best_metric;
   s.best_metric_name = cfg_.early_stopping.monitor;
@@ -300,7 +294,17 @@ TrainSummary Trainer::summarize(Run& run, Progress& p, BatchSource* test) {
   s.stopped_at_epoch = p.stopped_early ? p.stopped_at_epoch + 1 : -1;
   s.interrupted_by_signal = run.stop_signal;
   s.skipped_steps = p.skipped_steps;
-  auto io = allreduce_sums({static_cast<double>(p.remote_requests), static_cast<double>(p.remote_bytes)});
+  IoTotals mine;  // every request of this process's sources, manifests included
+  std::vector<const BatchSource*> sources;
+  for (const BatchSource* src : {run.train, run.val, test})
+    if (src && std::find(sources.begin(), sources.end(), src) == sources.end()) sources.push_back(src);
+  for (const BatchSource* src : sources) {
+    const IoTotals t = src->io_totals();
+    mine.remote_requests += t.remote_requests;
+    mine.remote_bytes += t.remote_bytes;
+  }
+  auto io =
+      allreduce_sums({static_cast<double>(mine.remote_requests), static_cast<double>(mine.remote_bytes)});
   s.remote_requests = static_cast<int64_t>(io[0]);
   s.remote_bytes = static_cast<int64_t>(io[1]);
   const AllocatorStats mem = allocator_for(model_device()).stats();

@@ -29,9 +29,9 @@ struct Trainer::Progress {
   bool stopped_early = false;
   int64_t stopped_at_epoch = -1;
   int64_t epochs_done = 0;
-  // totals for the summary (not restored: timing and I/O of this process)
+  // totals for the summary (not restored: timing of this process)
   double train_seconds = 0, wait_seconds = 0;
-  int64_t samples = 0, remote_requests = 0, remote_bytes = 0;
+  int64_t samples = 0;
   double items = 0;  // the task's items (samples or tokens), all ranks
   std::vector<std::pair<std::string, Tensor>> best_weights;
 };
@@ -42,6 +42,7 @@ struct Trainer::Run {
   double t_start = 0;
   int64_t accumulate = 1;
   int64_t batches_per_epoch = 0, steps_per_epoch = 0, total_steps = 0;
+  BatchSource* train = nullptr;
   BatchSource* val = nullptr;  // validation, else the test set, else none
   bool done = false;
   int stop_signal = 0;

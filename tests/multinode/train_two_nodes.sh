@@ -46,11 +46,11 @@ one, two, shards = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), i
 for k in ("test_accuracy", "test_loss", "steps", "epochs", "world_size"):
     assert one[k] == two[k], f"{k}: one namespace {one[k]}, two nodes {two[k]}"
 # train and test read the same dataset (one cache directory per dataset URL), so a node downloads
-# each shard once for both; summary.json counts shard downloads (the manifest fetch at start is not in it)
-per_node = shards
+# each shard once for both, and the manifest once; summary.json counts every request
+per_node = shards + 1
 assert one["remote_requests"] == per_node, f"one node made {one['remote_requests']} requests, expected {per_node}"
 assert two["remote_requests"] == 2 * per_node, f"two nodes made {two['remote_requests']} requests, expected {2 * per_node}"
 print(f"train_two_nodes: test_accuracy {two['test_accuracy']} in both; remote requests one node "
-      f"{one['remote_requests']}, two nodes {two['remote_requests']} ({shards} shards: each node fetched each once)")
+      f"{one['remote_requests']}, two nodes {two['remote_requests']} ({shards} shards and the manifest: each node fetched each once)")
 PY
 echo "train_two_nodes: PASS"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# strata-train's run directory: a config error stops the run before the
+# strata-train's run directory: summary.json counts every request of the job;
+# a config error stops the run before the
 # directory exists; a second run on a directory in use is refused with the
 # holder's pid and touches nothing of it; the lock of a run killed with SIGKILL
 # is taken over by the next run, which says so; resuming with another model
@@ -18,6 +19,20 @@ D=/usr/share/datasets/fashion-mnist
 ARGS=(--config "$SRC/configs/fashion_mnist_mlp.yaml" data.train_url="file://$W/data" data.test_url="file://$W/data"
       data.batch_size=100 trainer.threads=1 schedule.warmup_steps=20 logging.console=plain logging.every_steps=10
       checkpoint.every_steps=20)
+
+# 0. summary.json counts every request the job made of the store, the
+#    manifest's included: here one GET per object of the dataset.
+"$BIN/strata-train" "${ARGS[@]}" trainer.max_steps=30 data.cache_dir="$W/cache0" --run-dir "$W/io" >"$W/io.log" 2>&1 ||
+  fail "the short run failed: $(tail -3 "$W/io.log")"
+python3 - "$W/io/summary.json" "$W/data" <<'PY' || fail "summary.json does not count every request"
+import json, os, sys
+s = json.load(open(sys.argv[1]))
+files = [os.path.join(sys.argv[2], f) for f in os.listdir(sys.argv[2])]
+want_requests, want_bytes = len(files), sum(os.path.getsize(f) for f in files)
+assert (s["remote_requests"], s["remote_bytes"]) == (want_requests, want_bytes), \
+    f"summary says {s['remote_requests']} requests, {s['remote_bytes']} bytes; the store has {want_requests} objects, {want_bytes} bytes"
+print(f"summary.json: {want_requests} requests, {want_bytes} bytes = every object of the store once (manifest included)")
+PY
 
 # 1. A contradiction only the data can reveal (30 steps, 200 of them warm-up)
 #    is found before the run directory is made.
