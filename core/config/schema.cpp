@@ -160,6 +160,8 @@ std::vector<ConfigKey> build_schema() {
           "fp16: clean steps before the scale grows"),
       key("precision.allow_tf32", K::Bool, any(), STRATA_BIND(precision.allow_tf32),
           "CUDA: f32 GEMMs and convolutions may use TF32 Tensor Cores (10-bit mantissa inputs)"),
+      key("precision.min_scale", K::Float, above(0), STRATA_BIND(precision.min_scale),
+          "fp16: the run stops when overflows cut the loss scale below this"),
       // trainer
       key("trainer.epochs", K::Int, at_least(1), STRATA_BIND(trainer.epochs), "Passes over the training set"),
       key("trainer.accumulate", K::Int, at_least(1), STRATA_BIND(trainer.accumulate),

@@ -90,6 +90,7 @@ struct PrecisionConfig {
   double backoff_factor = 0.5;
   int64_t growth_interval = 2000;
   bool allow_tf32 = false;  // CUDA f32 GEMM/conv on TF32 Tensor Cores
+  double min_scale = 1.0;   // below it the run stops: gradients overflow even unscaled
   bool operator==(const PrecisionConfig&) const = default;
 };
 

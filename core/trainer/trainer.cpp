@@ -90,7 +90,25 @@ double Trainer::train_micro_batch(const HostBatch& b, bool sync, Progress& p) {
   return value;
 }
 
-bool Trainer::optimizer_step() {
+namespace {
+
+// The first parameter, in the model's order, whose gradient holds an inf or a NaN.
+std::string first_non_finite_gradient(const NamedTensors& params) {
+  for (auto& [name, t] : params)
+    if (t.grad().defined() && !std::isfinite(grad_norm({t}))) return name;
+  return "?";
+}
+
+std::vector<Tensor> tensors_of(const NamedTensors& params) {
+  std::vector<Tensor> out;
+  out.reserve(params.size());
+  for (auto& [name, t] : params) out.push_back(t);
+  return out;
+}
+
+}  // namespace
+
+bool Trainer::optimizer_step(int64_t step) {
   sync_->finish();
   bool finite = true;
   if (scaler_.enabled()) {
@@ -98,8 +116,22 @@ bool Trainer::optimizer_step() {
     // every rank must agree to skip: an overflow on one rank skips all
     std::vector<double> flag{finite ? 0.0 : 1.0};
     finite = allreduce_sums(flag)[0] == 0.0;
+  } else {
+    // Without a scaler an inf or NaN is divergence, not overflow: stop before it
+    // reaches the weights (and so any checkpoint). The norm is one reduction
+    // read once per step; clipping reuses it. Gradients are synced, so every
+    // rank stops at the same step.
+    const double norm = cfg_.clipping.max_norm > 0 ? clip_grad_norm(params_, cfg_.clipping.max_norm)
+                                                   : grad_norm(tensors_of(params_));
+    if (!std::isfinite(norm))
+      throw NumericsError("step " + std::to_string(step + 1) + ": the gradient of parameter '" +
+                          first_non_finite_gradient(params_) +
+                          "' is not finite (inf or NaN); training stopped before the optimizer step, so the "
+                          "weights and the last checkpoint are from before it. Lower optimizer.lr, set "
+                          "clipping.max_norm, or look for bad values in the data");
   }
-  if (finite && cfg_.clipping.max_norm > 0) clip_grad_norm(params_, cfg_.clipping.max_norm);
+  if (finite && scaler_.enabled() && cfg_.clipping.max_norm > 0)
+    clip_grad_norm(params_, cfg_.clipping.max_norm);
   if (finite) {
     NoGradGuard no_grad;
     optimizer_->step();
@@ -107,6 +139,13 @@ bool Trainer::optimizer_step() {
   if (scaler_.enabled()) {
     if (!finite && scaler_.should_step()) scaler_.mark_overflow();  // another rank overflowed
     scaler_.update();
+    if (scaler_.scale() < cfg_.precision.min_scale)
+      throw NumericsError(
+          "step " + std::to_string(step + 1) + ": fp16 overflows cut the loss scale to " +
+          std::to_string(scaler_.scale()) + ", below precision.min_scale (" +
+          std::to_string(cfg_.precision.min_scale) +
+          "): the gradients overflow even unscaled, so the run diverged; the weights and the last "
+          "checkpoint are from before it. Lower optimizer.lr, or train in bf16");
   }
   optimizer_->zero_grad();
   return finite;

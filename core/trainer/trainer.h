@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "core/batch_source.h"
 #include "core/checkpoint.h"
 #include "core/checkpoint_rotation.h"
@@ -69,6 +70,14 @@ struct TrainSummary {
   std::string to_json() const;
 };
 
+// Training diverged: a gradient is inf or NaN (fp32, bf16), or fp16's loss
+// scale fell below precision.min_scale. Raised before the optimizer step, so
+// the weights and the last checkpoint are the last good state.
+class NumericsError : public Error {
+ public:
+  using Error::Error;
+};
+
 class Trainer {
  public:
   Trainer(TrainConfig cfg, std::string run_dir, std::shared_ptr<Module> model, std::unique_ptr<Task> task,
@@ -106,7 +115,8 @@ class Trainer {
   struct Run;
   // One micro-batch forward and backward; adds its sums to the epoch's.
   double train_micro_batch(const HostBatch& b, bool sync, Progress& p);
-  bool optimizer_step();
+  // Throws NumericsError on divergence; `step` (0-based) is for its message.
+  bool optimizer_step(int64_t step);
   // fit()'s parts: an epoch of steps, what follows a step, an epoch's end.
   void train_epoch(BatchSource& train, Run& run, Progress& p);
   void after_step(BatchSource& train, Run& run, Progress& p);

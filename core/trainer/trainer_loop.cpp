@@ -131,7 +131,7 @@ void Trainer::train_epoch(BatchSource& train, Run& run, Progress& p) {
     p.window_batches++;
     if (!sync) continue;
     optimizer_->set_lr(schedule_->lr(p.step));
-    if (!optimizer_step()) p.skipped_steps++;
+    if (!optimizer_step(p.step)) p.skipped_steps++;
     p.step++;
     after_step(train, run, p);
   }

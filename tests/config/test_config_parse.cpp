@@ -110,7 +110,7 @@ TrainConfig every_key_changed() {
   c.optimizer = {"sgd", 0.1 + 0.2, 0.5, true, 0.1, 0.0, 0.8, 0.99, 1e-6, true};
   c.schedule = {"onecycle", 5,    0.01,           7, {1, 2, 3}, 0.5,  1e-5, 0.4,  0.25, 10.0,
                 100.0,      1000, "val_accuracy", 2, 0.2,       0.01, 3,    "max"};
-  c.precision = {"bf16", 1024.0, 3.0, 0.25, 100, true};
+  c.precision = {"bf16", 1024.0, 3.0, 0.25, 100, true, 0.5};
   c.trainer = {12, 4, 2, 500, 2, 10000, 9.9e14};
   c.clipping = {1.0};
   c.early_stopping = {true, "val_accuracy", "max", 3, 0.001, false};
