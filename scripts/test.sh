@@ -22,6 +22,7 @@ if [ "${STRATA_TEST_SKIP_SANITIZE:-0}" != 1 ]; then
     -DSTRATA_SANITIZE=address,undefined >/dev/null
   cmake --build build-sanitize -j "$JOBS"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    LSAN_OPTIONS=suppressions="$PWD/tests/lsan.supp" \
     ctest --test-dir build-sanitize -L unit --output-on-failure --timeout 1800
 fi
 
