@@ -56,11 +56,19 @@ double clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
   return norm;
 }
 
-double clip_grad_norm(const NamedTensors& params, double max_norm) {
+namespace {
+std::vector<Tensor> tensors_of(const NamedTensors& params) {
   std::vector<Tensor> ts;
   ts.reserve(params.size());
   for (auto& [n, t] : params) ts.push_back(t);
-  return clip_grad_norm(ts, max_norm);
+  return ts;
+}
+}  // namespace
+
+double grad_norm(const NamedTensors& params) { return grad_norm(tensors_of(params)); }
+
+double clip_grad_norm(const NamedTensors& params, double max_norm) {
+  return clip_grad_norm(tensors_of(params), max_norm);
 }
 
 }  // namespace strata

@@ -14,6 +14,7 @@ namespace strata {
 
 // The global L2 norm of the defined gradients (0 when there are none).
 double grad_norm(const std::vector<Tensor>& params);
+double grad_norm(const NamedTensors& params);
 
 // Clips in place and returns the norm before clipping. max_norm must be > 0.
 double clip_grad_norm(const std::vector<Tensor>& params, double max_norm);

@@ -99,13 +99,6 @@ std::string first_non_finite_gradient(const NamedTensors& params) {
   return "?";
 }
 
-std::vector<Tensor> tensors_of(const NamedTensors& params) {
-  std::vector<Tensor> out;
-  out.reserve(params.size());
-  for (auto& [name, t] : params) out.push_back(t);
-  return out;
-}
-
 }  // namespace
 
 bool Trainer::optimizer_step(int64_t step) {
@@ -121,8 +114,8 @@ bool Trainer::optimizer_step(int64_t step) {
     // reaches the weights (and so any checkpoint). The norm is one reduction
     // read once per step; clipping reuses it. Gradients are synced, so every
     // rank stops at the same step.
-    const double norm = cfg_.clipping.max_norm > 0 ? clip_grad_norm(params_, cfg_.clipping.max_norm)
-                                                   : grad_norm(tensors_of(params_));
+    const double norm =
+        cfg_.clipping.max_norm > 0 ? clip_grad_norm(params_, cfg_.clipping.max_norm) : grad_norm(params_);
     if (!std::isfinite(norm))
       throw NumericsError("step " + std::to_string(step + 1) + ": the gradient of parameter '" +
                           first_non_finite_gradient(params_) +
