@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "base/error.h"
+#include "base/fault_point.h"
 
 namespace strata {
 namespace fs = std::filesystem;
@@ -125,8 +126,10 @@ AtomicFile::~AtomicFile() {
 void AtomicFile::commit(const std::function<void(const fs::path&)>& verify) {
   if (committed_) throw IoError("atomic write of '" + dest_.string() + "': already committed");
   try {
+    fault_point("atomic.before_fsync", dest_.string());
     if (opts_.sync) fsync_path(temp_, false);
     if (verify) verify(temp_);
+    fault_point("atomic.before_rename", dest_.string());
     std::error_code ec;
     fs::rename(temp_, dest_, ec);
     if (ec)
@@ -138,6 +141,7 @@ void AtomicFile::commit(const std::function<void(const fs::path&)>& verify) {
     fs::remove(temp_, ec);
     throw;
   }
+  fault_point("atomic.before_dir_fsync", dest_.string());
   // The rename is durable once the directory entry is.
   if (opts_.sync) fsync_path(dest_.parent_path().empty() ? fs::path(".") : dest_.parent_path(), true);
 }

@@ -13,6 +13,7 @@
 
 #include "base/atomic_file.h"
 #include "base/error.h"
+#include "base/fault_point.h"
 #include "base/file_write.h"
 #include "core/checkpoint_h5.h"
 
@@ -156,8 +157,15 @@ std::vector<char> build_image(const Checkpoint& ck, const fs::path& path) {
 void save_checkpoint(const Checkpoint& ck, const fs::path& path) {
   h5::quiet();
   const std::vector<char> image = build_image(ck, path);
+  fault_point("checkpoint.image_built", path.string());
   try {
-    write_file_atomically(path, [&](const fs::path& tmp) { write_bytes(tmp, image.data(), image.size()); });
+    write_file_atomically(path, [&](const fs::path& tmp) {
+      if (fault_armed("checkpoint.partial_write", path.string())) {  // a crash half-way through the bytes
+        write_bytes(tmp, image.data(), image.size() / 2);
+        fault_point("checkpoint.partial_write", path.string());
+      }
+      write_bytes(tmp, image.data(), image.size());
+    });
   } catch (const IoError& e) {
     throw IoError("checkpoint '" + path.string() + "' not saved: " + e.what());
   }

@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "base/error.h"
+#include "base/fault_point.h"
 
 namespace strata {
 namespace fs = std::filesystem;
@@ -56,6 +57,7 @@ fs::path CheckpointRotation::save(const Checkpoint& ck) {
     info.metric = it->second;
   info.path = path_for(info.step);
   save_checkpoint(ck, info.path);
+  fault_point("checkpoint.before_rotation", info.path.string());
   add(info);
   prune();
   return info.path;

@@ -22,6 +22,7 @@ void on_signal(int sig) {
 void install_stop_handlers() {
   std::signal(SIGTERM, on_signal);
   std::signal(SIGINT, on_signal);
+  std::signal(SIGUSR1, on_signal);  // mpirun forwards it to every rank at once
 }
 
 int stop_requested() { return g_stop.load(); }

@@ -1,4 +1,4 @@
-// SIGTERM / SIGINT: the trainer finishes the current step, saves a checkpoint and
+// SIGTERM / SIGINT / SIGUSR1: the trainer finishes the current step, saves a checkpoint and
 // returns; a second signal of the same kind falls back to the default action.
 #pragma once
 

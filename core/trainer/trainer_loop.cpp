@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 
 #include "base/atomic_file.h"
@@ -150,7 +151,11 @@ void Trainer::after_step(BatchSource& train, Run& run, Progress& p) {
     metric = evaluate_and_track(run, p);
   if (cfg_.checkpoint.every_steps > 0 && p.step % cfg_.checkpoint.every_steps == 0) save(train, p, metric);
   if (cfg_.trainer.max_steps > 0 && p.step >= cfg_.trainer.max_steps) run.done = true;
-  if ((run.stop_signal = stop_requested()) != 0) {
+  // A signal reaches the ranks of a job at slightly different moments, and the
+  // checkpoint is collective: the ranks agree to stop after the same step.
+  int sig = stop_requested();
+  if (comm_.size() > 1 && allreduce_sums({sig != 0 ? 1.0 : 0.0})[0] > 0 && sig == 0) sig = SIGTERM;
+  if ((run.stop_signal = sig) != 0) {
     save(train, p, NAN);
     log_->message("stopped by signal " + std::to_string(run.stop_signal) + " at step " +
                   std::to_string(p.step) +

@@ -7,6 +7,9 @@ set -u
 probe=$1
 mpiexec=${MPIEXEC:-mpirun}
 launcher=${STRATA_SOURCE_DIR:?}/scripts/strata-mpirun
+# teardown with Open MPI's 1 s grace (strata-mpirun's default grace of 10 s is
+# for a clean stop on SIGTERM; this test is about detection)
+export STRATA_STOP_GRACE=1
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 for mode in sync async; do
