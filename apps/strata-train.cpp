@@ -110,24 +110,39 @@ struct Sources {
   TaskOptions task;  // sample shape (images) or bytes per token (tokens)
 };
 
+// Opening a dataset fails on a bad URL, a missing manifest or an unreachable
+// store: the error names the config key that gave the URL.
+template <class Open>
+auto open_dataset(const std::string& key, const std::string& url, Open open) {
+  try {
+    return open();
+  } catch (const Error& e) {
+    throw Error(key + " '" + url + "': " + e.what());
+  }
+}
+
 Sources image_sources(const TrainConfig& cfg, const Communicator& comm) {
   Sources s;
-  auto train = std::make_unique<data::Loader>(loader_options(cfg, cfg.data.train_url, comm, true));
+  auto open = [&](const std::string& key, const std::string& url, bool train) {
+    return open_dataset(
+        key, url, [&] { return std::make_unique<data::Loader>(loader_options(cfg, url, comm, train)); });
+  };
+  auto train = open("data.train_url", cfg.data.train_url, true);
   std::vector<int64_t> shape = train->manifest().field("image").shape;
   if (shape.size() == 2) shape.insert(shape.begin(), 1);  // (H, W) -> (1, H, W)
   s.task.sample_shape = shape;
   s.train = std::move(train);
-  if (!cfg.data.test_url.empty())
-    s.test = std::make_unique<data::Loader>(loader_options(cfg, cfg.data.test_url, comm, false));
-  if (!cfg.data.val_url.empty())
-    s.val = std::make_unique<data::Loader>(loader_options(cfg, cfg.data.val_url, comm, false));
+  if (!cfg.data.test_url.empty()) s.test = open("data.test_url", cfg.data.test_url, false);
+  if (!cfg.data.val_url.empty()) s.val = open("data.val_url", cfg.data.val_url, false);
   return s;
 }
 
 Sources token_sources(const TrainConfig& cfg, const Communicator& comm) {
   Sources s;
   auto open = [&](const std::string& key, const std::string& url, bool train) {
-    auto l = std::make_unique<data::TokenLoader>(token_loader_options(cfg, url, comm, train));
+    auto l = open_dataset(key, url, [&] {
+      return std::make_unique<data::TokenLoader>(token_loader_options(cfg, url, comm, train));
+    });
     if (l->vocab_size() > cfg.model.vocab_size)
       throw ConfigError(key + ": " + url + " holds token ids up to " + std::to_string(l->vocab_size() - 1) +
                         ", beyond model.vocab_size " + std::to_string(cfg.model.vocab_size));

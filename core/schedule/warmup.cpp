@@ -23,8 +23,10 @@ void check_decay(double base_lr, int64_t warmup_steps, int64_t total_steps, doub
   if (!(base_lr >= 0.0) || !std::isfinite(base_lr))
     throw ConfigError(who + " schedule: base lr must be finite and >= 0, got " + std::to_string(base_lr));
   if (total_steps <= warmup_steps)
-    throw ConfigError(who + " schedule: schedule.total_steps (" + std::to_string(total_steps) +
-                      ") must be greater than schedule.warmup_steps (" + std::to_string(warmup_steps) + ")");
+    throw ConfigError(who + " schedule: schedule.warmup_steps (" + std::to_string(warmup_steps) +
+                      ") must be less than the steps the schedule spans (" + std::to_string(total_steps) +
+                      ": schedule.total_steps, or when it is 0 trainer.epochs x steps per epoch, at most "
+                      "trainer.max_steps)");
   if (!(min_lr >= 0.0 && min_lr <= base_lr))
     throw ConfigError(who + " schedule: schedule.min_lr must be in [0, base lr], got " +
                       std::to_string(min_lr));

@@ -131,6 +131,8 @@ class Trainer {
   void restore_checkpoint(const Checkpoint& ck, BatchSource& train, Progress& p);
   void check_checkpoint_fits(const Checkpoint& ck) const;
   void save(const BatchSource& train, const Progress& p, double metric);
+  // checkpoint.resume names a file that exists (checked before the run directory is made).
+  void check_resume_path() const;
   void maybe_resume(BatchSource& train, Progress& p);
   // Takes the run directory (its lock, then the logs and resolved.yaml), after
   // the config has been checked against the data, so a refused run leaves nothing.

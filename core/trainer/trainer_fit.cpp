@@ -169,6 +169,15 @@ void Trainer::save(const BatchSource& train, const Progress& p, double metric) {
   rotation_->save(ck);
 }
 
+void Trainer::check_resume_path() const {
+  const std::string& r = cfg_.checkpoint.resume;
+  if (r.empty() || r == "auto") return;
+  std::error_code ec;
+  if (!fs::is_regular_file(r, ec))
+    throw ConfigError("checkpoint.resume: no checkpoint file at '" + r + "'" +
+                      (fs::is_directory(r, ec) ? " (a directory: name a step-*.h5 file, or use auto)" : ""));
+}
+
 void Trainer::maybe_resume(BatchSource& train, Progress& p) {
   const std::string& r = cfg_.checkpoint.resume;
   if (r.empty()) return;

@@ -88,6 +88,7 @@ TrainSummary Trainer::run_fit(BatchSource& train, BatchSource* val, BatchSource*
   run.total_steps = cfg_.trainer.epochs * run.steps_per_epoch;
   if (cfg_.trainer.max_steps > 0) run.total_steps = std::min(run.total_steps, cfg_.trainer.max_steps);
   schedule_ = make_schedule(cfg_.schedule, run.total_steps, cfg_.optimizer.lr);
+  check_resume_path();
   open_run_dir();
   run.train = &train;
   run.val = val ? val : test;
