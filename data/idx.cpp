@@ -60,16 +60,27 @@ IdxArray read_idx(const std::string& path) {
   if (magic[0] != 0 || magic[1] != 0 || a.element_size() == 0 || rank < 1 || rank > 8)
     throw IoError("IDX file " + path + ": bad magic number 0x" + hex +
                   " (expected 0x0000TTRR with a known type TT and rank RR 1..8)");
-  size_t n = a.element_size();
+  // The header's dimensions are not trusted: their product must fit the
+  // limit, and memory grows only as the data actually arrives, so a header
+  // claiming terabytes fails on the data it lacks, not in the allocator.
+  constexpr uint64_t kMaxBytes = uint64_t{1} << 40;
+  uint64_t n = a.element_size();
   for (int i = 0; i < rank; ++i) {
     uint8_t b[4];
     read_exact(f.get(), b, 4, path, "header");
-    const int64_t d = (int64_t{b[0]} << 24) | (b[1] << 16) | (b[2] << 8) | b[3];
-    a.dims.push_back(d);
-    n *= static_cast<size_t>(d);
+    const uint64_t d = (uint64_t{b[0]} << 24) | (uint64_t{b[1]} << 16) | (uint64_t{b[2]} << 8) | b[3];
+    a.dims.push_back(static_cast<int64_t>(d));
+    if (d != 0 && n > kMaxBytes / d)
+      throw IoError("IDX file " + path + ": dimensions describe more than 1 TiB of data (bad header?)");
+    n *= d;
   }
-  a.data.resize(n);
-  read_exact(f.get(), a.data.data(), n, path, "data");
+  constexpr size_t kPiece = size_t{64} << 20;
+  for (size_t have = 0; have < n;) {
+    const size_t piece = static_cast<size_t>(std::min<uint64_t>(n - have, kPiece));
+    a.data.resize(have + piece);
+    read_exact(f.get(), a.data.data() + have, piece, path, "data");
+    have += piece;
+  }
   uint8_t extra;
   if (gzread(f.get(), &extra, 1) > 0)
     throw IoError("IDX file " + path + ": more data than the header's dimensions describe");

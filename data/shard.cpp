@@ -216,8 +216,19 @@ std::vector<hsize_t> read_dataset(hid_t file, const std::string& name, size_t el
   if (rank < 1) throw IoError("shard " + path + ": dataset '" + name + "' has no sample axis");
   std::vector<hsize_t> dims(static_cast<size_t>(rank));
   H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
-  size_t n = elem;
-  for (hsize_t d : dims) n *= d;
+  // The dataspace is not trusted before the bytes are allocated: a damaged
+  // header may claim any size. Deflate expands at most about 1032:1, so a
+  // dataset holds at most ~1100 times what the file stores for it.
+  const uint64_t stored = H5Dget_storage_size(ds.get());
+  const uint64_t limit = stored * 1100 + (uint64_t{1} << 20);
+  uint64_t n = elem;
+  for (hsize_t d : dims) {
+    if (d != 0 && n > limit / d)
+      throw IoError("shard " + path + ": dataset '" + name +
+                    "' claims more bytes than the file stores for it (" + std::to_string(stored) +
+                    "): a damaged shard");
+    n *= d;
+  }
   out.resize(n);
   if (n > 0 && H5Dread(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
     throw IoError("shard " + path + ": reading dataset '" + name + "' failed (truncated or corrupt file?)");
