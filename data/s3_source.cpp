@@ -109,8 +109,10 @@ std::string S3Source::object_url(const std::string& full_key) const {
 }
 
 void S3Source::fail(const std::string& op, const std::string& full_key, const HttpResponse& r) const {
+  // A refusal is most often the wrong keys: say which ones were used.
+  const std::string keys = r.status == 403 ? " (keys from " + opt_.credentials->describe() + ")" : "";
   throw RemoteError(
-      "S3 " + op + " s3://" + bucket_ + "/" + full_key + " at " + opt_.endpoint + ": " + describe(r),
+      "S3 " + op + " s3://" + bucket_ + "/" + full_key + " at " + opt_.endpoint + ": " + describe(r) + keys,
       r.status, request_id(r));
 }
 
