@@ -5,14 +5,11 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
-#include <thread>
 
 #include "base/error.h"
 #include "data/aws_config.h"
-#include "data/credential_process.h"
 #include "data/s3_endpoint.h"
 #include "data/s3_options.h"
-#include "data/sts_client.h"
 #include "test_util.h"
 
 namespace strata::data {
@@ -38,7 +35,7 @@ class AwsChain : public ::testing::Test {
     ::setenv("AWS_CONFIG_FILE", (dir_ / "config").c_str(), 1);
     return dir_ / "config";
   }
-  // An executable shell script printing `json` (and exiting with `rc`).
+  // An executable /bin/sh script running `body`.
   std::string script(const std::string& name, const std::string& body) {
     const auto p = dir_ / name;
     testing::write_file(p, "#!/bin/sh\n" + body + "\n");
@@ -172,114 +169,6 @@ TEST_F(AwsChain, WebIdentityFromEnvironmentOrProfile) {
   config("[default]\nweb_identity_token_file = " + (dir_ / "token").string() +
          "\nrole_arn = arn:x:role/cfg\n");
   EXPECT_NE(resolve_s3_options({}).credentials->describe().find("role arn:x:role/cfg"), std::string::npos);
-}
-
-TEST_F(AwsChain, CommandLineIsSplitWithoutAShell) {
-  EXPECT_EQ(split_command_line("a  'b c' \"d \\\"e\\\" $HOME\" f\\ g `x` ;|", "p"),
-            (std::vector<std::string>{"a", "b c", "d \"e\" $HOME", "f g", "`x`", ";|"}));
-  EXPECT_THROW(split_command_line("a 'b", "p"), ConfigError);
-  EXPECT_THROW(split_command_line("   ", "p"), ConfigError);
-}
-
-TEST_F(AwsChain, CredentialProcessOutputAndFailures) {
-  const std::string where = "profile 'p' in /x/config";
-  AwsCredentials c = parse_credential_process_output(
-      R"({"Version": 1, "AccessKeyId": "K", "SecretAccessKey": "S", "SessionToken": "T",
-          "Expiration": "2030-01-02T03:04:05Z"})",
-      where);
-  EXPECT_EQ(c.session_token, "T");
-  ASSERT_TRUE(c.expires);
-  EXPECT_EQ(WallClock::to_time_t(*c.expires), 1893553445);
-  EXPECT_FALSE(
-      parse_credential_process_output(R"({"Version":1,"AccessKeyId":"K","SecretAccessKey":"S"})", where)
-          .expires);
-  for (const char* bad : {"not json", R"({"Version": 2, "AccessKeyId": "K", "SecretAccessKey": "S"})",
-                          R"({"Version": 1, "SecretAccessKey": "S"})", "[1]"})
-    try {
-      parse_credential_process_output(bad, where);
-      FAIL() << "accepted " << bad;
-    } catch (const CredentialError& e) {
-      EXPECT_NE(std::string(e.what()).find(where), std::string::npos) << e.what();
-    }
-
-  // A real child: its arguments arrive unexpanded, and its failure names the
-  // profile, the command, the exit status and what it wrote to stderr.
-  const std::string echo_args =
-      script("args.sh",
-             "printf '{\"Version\":1,\"AccessKeyId\":\"%s\",\"SecretAccessKey\":\"%s\"}' "
-             "\"$1\" \"$2\"");
-  ProcessCredentialProvider ok(echo_args + " 'A K' '$HOME'", where);
-  c = ok.get();
-  EXPECT_EQ(c.access_key, "A K");
-  EXPECT_EQ(c.secret_key, "$HOME");
-  ProcessCredentialProvider failing(script("fail.sh", "echo 'token expired, run login' >&2; exit 3"), where);
-  try {
-    failing.get();
-    FAIL() << "a failing credential_process gave keys";
-  } catch (const CredentialError& e) {
-    const std::string m = e.what();
-    for (const char* part :
-         {"profile 'p' in /x/config", "fail.sh", "exit status 3", "token expired, run login"})
-      EXPECT_NE(m.find(part), std::string::npos) << part << " not in: " << m;
-  }
-  ProcessCredentialProvider absent("/nonexistent/creds --x", where);
-  EXPECT_THROW(absent.get(), CredentialError);
-  ProcessCredentialProvider garbage(script("garbage.sh", "echo hello"), where);
-  EXPECT_THROW(garbage.get(), CredentialError);
-}
-
-TEST_F(AwsChain, ExpiringProcessKeysAreRefetchedBeforeExpiry) {
-  // Each run prints a new key (a counter file) that expires in 2030.
-  const std::string counter = (dir_ / "n").string();
-  const std::string cmd =
-      script("count.sh", "n=$(cat " + counter + " 2>/dev/null || echo 0); n=$((n+1)); echo $n > " + counter +
-                             "; echo '{\"Version\":1,\"AccessKeyId\":\"K'$n'\","
-                             "\"SecretAccessKey\":\"S\",\"Expiration\":\"2030-01-01T00:00:00Z\"}'");
-  WallClock::time_point now = parse_iso8601("2029-12-31T23:00:00Z", "t");
-  RefreshPolicy policy{std::chrono::minutes(5), [&] { return now; }};
-  ProcessCredentialProvider p(cmd, "profile 'p'", policy);
-  EXPECT_EQ(p.get().access_key, "K1");
-  EXPECT_EQ(p.get().access_key, "K1");  // cached
-  now = parse_iso8601("2029-12-31T23:54:59Z", "t");
-  EXPECT_EQ(p.get().access_key, "K1");  // 5 min 1 s left: still cached
-  now = parse_iso8601("2029-12-31T23:55:00Z", "t");
-  EXPECT_EQ(p.get().access_key, "K2");  // within the margin: fetched again
-  EXPECT_EQ(p.fetches(), 2);
-}
-
-TEST_F(AwsChain, ConcurrentCallersShareOneFetch) {
-  const std::string counter = (dir_ / "n").string();
-  const std::string cmd =
-      script("slow.sh", "sleep 0.2; echo x >> " + counter +
-                            "; echo '{\"Version\":1,\"AccessKeyId\":\"K\",\"SecretAccessKey\":\"S\"}'");
-  ProcessCredentialProvider p(cmd, "profile 'p'");
-  std::vector<std::thread> threads;
-  for (int i = 0; i < 8; ++i) threads.emplace_back([&] { EXPECT_EQ(p.get().access_key, "K"); });
-  for (auto& t : threads) t.join();
-  EXPECT_EQ(p.fetches(), 1);
-  EXPECT_EQ(testing::read_file(counter), "x\n");
-}
-
-TEST_F(AwsChain, Iso8601Forms) {
-  EXPECT_EQ(WallClock::to_time_t(parse_iso8601("2030-01-02T03:04:05.123Z", "t")), 1893553445);
-  EXPECT_EQ(WallClock::to_time_t(parse_iso8601("2030-01-02T04:04:05+01:00", "t")), 1893553445);
-  EXPECT_THROW(parse_iso8601("2030-01-02 03:04", "t"), CredentialError);
-  EXPECT_THROW(parse_iso8601("2030-01-02T03:04:05", "t"), CredentialError);
-}
-
-TEST_F(AwsChain, StsAnswerParsing) {
-  AwsCredentials c = parse_assume_role_response(
-      "<AssumeRoleWithWebIdentityResponse><AssumeRoleWithWebIdentityResult><Credentials>"
-      "<SessionToken>T/+=</SessionToken><SecretAccessKey>S</SecretAccessKey>"
-      "<Expiration>2030-01-02T03:04:05Z</Expiration><AccessKeyId>ASIAK</AccessKeyId></Credentials>"
-      "</AssumeRoleWithWebIdentityResult></AssumeRoleWithWebIdentityResponse>",
-      "sts");
-  EXPECT_EQ(c.access_key, "ASIAK");
-  EXPECT_EQ(c.session_token, "T/+=");
-  EXPECT_EQ(WallClock::to_time_t(*c.expires), 1893553445);
-  EXPECT_THROW(
-      parse_assume_role_response("<ErrorResponse><Error><Code>X</Code></Error></ErrorResponse>", "sts"),
-      CredentialError);
 }
 
 TEST_F(AwsChain, AddressingChoice) {
