@@ -164,12 +164,14 @@ ProcessCredentialProvider::ProcessCredentialProvider(std::string command, std::s
       argv_(split_command_line(command_, where)),
       where_(std::move(where)) {}
 
+// The program only: describe() goes into every 403 message, and arguments may
+// carry secrets. A failure of the command itself names it whole.
 std::string ProcessCredentialProvider::describe() const {
-  return "credential_process of " + where_ + " (" + command_ + ")";
+  return "credential_process of " + where_ + " (" + argv_[0] + ")";
 }
 
 AwsCredentials ProcessCredentialProvider::fetch() {
-  const std::string what = describe();
+  const std::string what = "credential_process of " + where_ + " (" + command_ + ")";
   ProcessResult r = run_process(argv_, what);
   if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0) {
     while (!r.err.empty() && (r.err.back() == '\n' || r.err.back() == '\r')) r.err.pop_back();
