@@ -7,10 +7,16 @@ namespace strata::data {
 
 AwsCredentials RefreshingCredentialProvider::get() {
   std::lock_guard<std::mutex> lock(mu_);
-  const bool stale = !cached_ || (cached_->expires && policy_.now() + policy_.margin >= *cached_->expires);
-  if (stale) {
+  const WallClock::time_point now = policy_.now();
+  const bool stale = !cached_ || (cached_->expires && now + policy_.margin >= *cached_->expires);
+  if (!stale) return *cached_;
+  ++fetches_;
+  try {
     cached_ = fetch();
-    ++fetches_;
+  } catch (const Error&) {
+    // A refresh inside the margin that fails (an STS hiccup) keeps the keys
+    // that are still valid; the next request tries again. Expired keys are no use.
+    if (!cached_ || now >= *cached_->expires) throw;
   }
   return *cached_;
 }

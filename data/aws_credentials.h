@@ -62,11 +62,13 @@ struct RefreshPolicy {
 
 // Caches what fetch() returns until `margin` before its expiry. One thread
 // fetches while the others wait for its result, so a refresh is one request.
+// A failed refresh while the cached keys have not yet expired returns those
+// keys (and tries again on the next call); once they have expired it throws.
 class RefreshingCredentialProvider : public CredentialProvider {
  public:
   explicit RefreshingCredentialProvider(RefreshPolicy policy) : policy_(std::move(policy)) {}
   AwsCredentials get() final;
-  // How many times fetch() has run (the first fetch included).
+  // How many times fetch() has been called (the first, and failed ones, included).
   int64_t fetches() const;
 
  protected:

@@ -117,6 +117,32 @@ TEST_F(Credentials, ExpiringProcessKeysAreRefetchedBeforeExpiry) {
   EXPECT_EQ(p.fetches(), 2);
 }
 
+TEST_F(Credentials, AFailedRefreshKeepsUnexpiredKeys) {
+  // The process succeeds while the flag file exists.
+  const std::string flag = (dir_ / "up").string();
+  testing::write_file(flag, "");
+  const std::string cmd =
+      script("flaky.sh", "[ -e " + flag +
+                             " ] || { echo 'STS unreachable' >&2; exit 1; }; "
+                             "echo '{\"Version\":1,\"AccessKeyId\":\"K\",\"SecretAccessKey\":\"S\","
+                             "\"Expiration\":\"2030-01-01T00:00:00Z\"}'");
+  WallClock::time_point now = parse_iso8601("2029-12-31T23:00:00Z", "t");
+  ProcessCredentialProvider p(cmd, "profile 'p'",
+                              RefreshPolicy{std::chrono::minutes(5), [&] { return now; }});
+  EXPECT_EQ(p.get().access_key, "K");
+  std::filesystem::remove(flag);
+  now = parse_iso8601("2029-12-31T23:58:00Z", "t");  // inside the margin, not expired
+  EXPECT_EQ(p.get().access_key, "K");
+  EXPECT_EQ(p.fetches(), 2);                         // it did try
+  now = parse_iso8601("2030-01-01T00:00:00Z", "t");  // expired: the failure surfaces
+  try {
+    p.get();
+    FAIL() << "expired keys were returned";
+  } catch (const CredentialError& e) {
+    EXPECT_NE(std::string(e.what()).find("STS unreachable"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(Credentials, ConcurrentCallersShareOneFetch) {
   const std::string counter = (dir_ / "n").string();
   const std::string cmd =
