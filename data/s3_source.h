@@ -36,7 +36,7 @@ class S3Source final : public Source {
   std::string object_url(const std::string& full_key) const;
   [[noreturn]] void fail(const std::string& op, const std::string& full_key, const HttpResponse& r) const;
 
-  std::string prefix_;  // "" or ending in '/'
+  std::string prefix_;  // "" or ending in '/'; declared first: bucket_'s initialiser fills it
   std::string bucket_;
   SourceOptions opt_;
   S3Endpoint endpoint_;
