@@ -18,6 +18,7 @@
 #include "core/random.h"
 #include "core/trainer/trainer.h"
 #include "data/loader.h"
+#include "data/s3_endpoint.h"
 #include "data/token_loader.h"
 #include "distributed/data_parallel.h"
 #include "distributed/launch_env.h"
@@ -69,6 +70,12 @@ void set_shared_loader_options(Options& o, const TrainConfig& c, const std::stri
   o.local_ranks = comm.local_size();
   o.batch_size = c.data.batch_size;
   o.staging_threads = static_cast<int>(c.data.staging_threads);
+  // data.s3.*; what is left "" comes from the AWS configuration chain.
+  o.source.endpoint = c.data.s3_endpoint;
+  o.source.region = c.data.s3_region;
+  o.source.addressing = data::parse_addressing_style(c.data.s3_addressing_style, "data.s3.addressing_style");
+  o.source.ca_bundle = c.data.s3_ca_bundle;
+  o.source.profile = c.data.s3_profile;
 }
 
 data::LoaderOptions loader_options(const TrainConfig& c, const std::string& url, const Communicator& comm,

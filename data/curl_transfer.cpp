@@ -125,6 +125,18 @@ void backoff(const RetryPolicy& p, int attempt) {
   std::this_thread::sleep_for(std::chrono::duration<double>(s));
 }
 
+bool tls_failure(CURLcode rc) {
+  return rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CONNECT_ERROR ||
+         rc == CURLE_SSL_CACERT_BADFILE || rc == CURLE_SSL_CERTPROBLEM;
+}
+
+// "https://host:port" of a URL, for messages that name the endpoint.
+std::string origin_of(const std::string& url) {
+  const auto scheme = url.find("://");
+  const auto path = url.find_first_of("/?", scheme == std::string::npos ? 0 : scheme + 3);
+  return url.substr(0, path);
+}
+
 struct FileCloser {
   void operator()(FILE* f) const {
     if (f) std::fclose(f);
@@ -196,6 +208,7 @@ HttpResponse perform_with_retry(const HttpRequest& req, const RetryPolicy& polic
       curl_easy_setopt(curl, CURLOPT_AWS_SIGV4, req.sigv4.c_str());
       curl_easy_setopt(curl, CURLOPT_USERPWD, req.userpwd.c_str());
     }
+    if (!req.ca_bundle.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, req.ca_bundle.c_str());
     if (!req.range.empty()) curl_easy_setopt(curl, CURLOPT_RANGE, req.range.c_str());
     if (req.method == "HEAD") {
       curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
@@ -205,6 +218,10 @@ HttpResponse perform_with_retry(const HttpRequest& req, const RetryPolicy& polic
       curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(upload_size));
       curl_easy_setopt(curl, CURLOPT_READFUNCTION, on_read);
       curl_easy_setopt(curl, CURLOPT_READDATA, &t);
+    } else if (req.method == "POST") {
+      curl_easy_setopt(curl, CURLOPT_POST, 1L);
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(upload_size));
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, req.upload_bytes ? req.upload_bytes->data() : nullptr);
     } else if (req.method != "GET") {
       curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, req.method.c_str());
     }
@@ -229,6 +246,13 @@ HttpResponse perform_with_retry(const HttpRequest& req, const RetryPolicy& polic
       backoff(policy, attempt);
       continue;
     }
+    if (tls_failure(rc))  // verification is never switched off: say what to trust instead
+      throw RemoteError(what + ": TLS with " + origin_of(req.url) + " failed: " + curl_easy_strerror(rc) +
+                            (errbuf[0] ? std::string(" (") + errbuf + ")" : "") + "; CA bundle: " +
+                            (req.ca_bundle.empty() ? std::string("the system's (set AWS_CA_BUNDLE or "
+                                                                 "data.s3.ca_bundle to trust another CA)")
+                                                   : req.ca_bundle),
+                        0, "");
     throw RemoteError(what + ": " + curl_easy_strerror(rc) +
                           (errbuf[0] ? std::string(" (") + errbuf + ")" : "") + " after " +
                           std::to_string(attempt) + " attempt(s)",

@@ -13,13 +13,14 @@
 namespace strata::data {
 
 struct HttpRequest {
-  std::string method = "GET";                          // GET, HEAD or PUT
+  std::string method = "GET";                          // GET, HEAD, PUT or POST
   std::string url;                                     // already percent-encoded
   std::vector<std::string> headers;                    // "Name: value"
   std::string range;                                   // "first-last" for a Range GET, else empty
   std::string sigv4;                                   // CURLOPT_AWS_SIGV4 value, e.g. "aws:amz:us-east-1:s3"
   std::string userpwd;                                 // "access:secret" for SigV4
-  const std::vector<uint8_t>* upload_bytes = nullptr;  // PUT body from memory
+  std::string ca_bundle;                               // PEM CAs for https (CURLOPT_CAINFO); "" = system
+  const std::vector<uint8_t>* upload_bytes = nullptr;  // PUT or POST body from memory
   const std::filesystem::path* upload_file = nullptr;  // or from a file
   std::vector<uint8_t>* body = nullptr;                // 2xx body into memory
   const std::filesystem::path* body_file = nullptr;    // or into a file (truncated per attempt)

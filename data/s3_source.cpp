@@ -14,16 +14,12 @@
 #include <memory>
 
 #include "base/error.h"
+#include "data/aws_credentials.h"
 #include "data/curl_transfer.h"
 #include "data/s3_xml.h"
 
 namespace strata::data {
 namespace {
-
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
 
 std::string sha256_hex(const std::function<bool(EVP_MD_CTX*)>& feed, const std::string& what) {
   std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
@@ -58,56 +54,29 @@ std::string sha256_file(const std::filesystem::path& p) {
       p.string());
 }
 
-// The [profile] section of an AWS shared credentials (ini) file.
-void read_credentials_file(SourceOptions& o) {
-  std::string path = env("AWS_SHARED_CREDENTIALS_FILE");
-  if (path.empty() && !env("HOME").empty()) path = env("HOME") + "/.aws/credentials";
-  std::ifstream in(path);
-  if (path.empty() || !in) return;
-  const std::string profile = env("AWS_PROFILE").empty() ? "default" : env("AWS_PROFILE");
-  auto trim = [](std::string s) {
-    const auto b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
-    return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
-  };
-  std::string line, section;
-  while (std::getline(in, line)) {
-    line = trim(line);
-    if (line.empty() || line[0] == '#' || line[0] == ';') continue;
-    if (line.front() == '[' && line.back() == ']') {
-      section = trim(line.substr(1, line.size() - 2));
-      continue;
-    }
-    const auto eq = line.find('=');
-    if (section != profile || eq == std::string::npos) continue;
-    const std::string k = trim(line.substr(0, eq)), v = trim(line.substr(eq + 1));
-    if (k == "aws_access_key_id")
-      o.access_key = v;
-    else if (k == "aws_secret_access_key")
-      o.secret_key = v;
-    else if (k == "aws_session_token")
-      o.session_token = v;
-  }
-}
-
-void split_s3_url(const std::string& url, std::string& bucket, std::string& prefix) {
+// The bucket of an s3:// URL; `prefix` receives the rest ("" or ending in '/').
+std::string split_s3_url(const std::string& url, std::string& prefix) {
   std::string rest = url.rfind("s3://", 0) == 0 ? url.substr(5) : url;
   const auto slash = rest.find('/');
-  bucket = rest.substr(0, slash);
+  std::string bucket = rest.substr(0, slash);
   prefix = slash == std::string::npos ? "" : rest.substr(slash + 1);
   if (bucket.empty()) throw ConfigError("S3 URL '" + url + "' has no bucket (expected s3://bucket/prefix)");
   if (!prefix.empty() && prefix.back() != '/') prefix += '/';
+  return bucket;
 }
 
 // The common part of every S3 request: endpoint, signing, payload hash, token.
 HttpRequest base_request(const SourceOptions& o, const std::string& method, const std::string& url,
                          const std::string& payload_sha256) {
+  const AwsCredentials keys = o.credentials->get();  // temporary keys are refreshed here
   HttpRequest r;
   r.method = method;
   r.url = url;
   r.sigv4 = "aws:amz:" + o.region + ":s3";
-  r.userpwd = o.access_key + ":" + o.secret_key;
+  r.userpwd = keys.access_key + ":" + keys.secret_key;
+  r.ca_bundle = o.ca_bundle;
   r.headers.push_back("x-amz-content-sha256: " + payload_sha256);
-  if (!o.session_token.empty()) r.headers.push_back("x-amz-security-token: " + o.session_token);
+  if (!keys.session_token.empty()) r.headers.push_back("x-amz-security-token: " + keys.session_token);
   return r;
 }
 
@@ -128,41 +97,22 @@ std::string describe(const HttpResponse& r) {
 
 }  // namespace
 
-SourceOptions resolve_s3_options(const SourceOptions& options) {
-  SourceOptions o = options;
-  for (const char* v : {"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "S3_ENDPOINT"})
-    if (o.endpoint.empty()) o.endpoint = env(v);
-  for (const char* v : {"AWS_REGION", "AWS_DEFAULT_REGION"})
-    if (o.region.empty()) o.region = env(v);
-  if (o.region.empty()) o.region = "us-east-1";
-  if (o.endpoint.empty()) o.endpoint = "https://s3." + o.region + ".amazonaws.com";
-  while (!o.endpoint.empty() && o.endpoint.back() == '/') o.endpoint.pop_back();
-  if (o.access_key.empty() && o.secret_key.empty()) {
-    o.access_key = env("AWS_ACCESS_KEY_ID");
-    o.secret_key = env("AWS_SECRET_ACCESS_KEY");
-    if (o.session_token.empty()) o.session_token = env("AWS_SESSION_TOKEN");
-  }
-  if (o.access_key.empty() || o.secret_key.empty()) read_credentials_file(o);
-  if (o.access_key.empty() || o.secret_key.empty())
-    throw ConfigError(
-        "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a profile in "
-        "AWS_SHARED_CREDENTIALS_FILE / ~/.aws/credentials (AWS_PROFILE)");
-  return o;
-}
-
-S3Source::S3Source(const std::string& url, const SourceOptions& options) : opt_(resolve_s3_options(options)) {
-  split_s3_url(url, bucket_, prefix_);
-}
+S3Source::S3Source(const std::string& url, const SourceOptions& options)
+    : bucket_(split_s3_url(url, prefix_)),
+      opt_(resolve_s3_options(options)),
+      endpoint_(opt_.endpoint, bucket_, opt_.addressing) {}
 
 std::string S3Source::url() const { return "s3://" + bucket_ + "/" + prefix_; }
 
 std::string S3Source::object_url(const std::string& full_key) const {
-  return opt_.endpoint + "/" + bucket_ + "/" + percent_encode(full_key, true);
+  return endpoint_.object_url(percent_encode(full_key, true));
 }
 
 void S3Source::fail(const std::string& op, const std::string& full_key, const HttpResponse& r) const {
+  // A refusal is most often the wrong keys: say which ones were used.
+  const std::string keys = r.status == 403 ? " (keys from " + opt_.credentials->describe() + ")" : "";
   throw RemoteError(
-      "S3 " + op + " s3://" + bucket_ + "/" + full_key + " at " + opt_.endpoint + ": " + describe(r),
+      "S3 " + op + " s3://" + bucket_ + "/" + full_key + " at " + opt_.endpoint + ": " + describe(r) + keys,
       r.status, request_id(r));
 }
 
@@ -251,7 +201,7 @@ std::vector<ObjectInfo> S3Source::list(const std::string& prefix) {
     if (!token.empty()) q += "continuation-token=" + percent_encode(token, false) + "&";
     q += "list-type=2&max-keys=" + std::to_string(page_size_) + "&prefix=" + percent_encode(full, false);
     std::vector<uint8_t> body;
-    HttpRequest r = base_request(opt_, "GET", opt_.endpoint + "/" + bucket_ + "?" + q, "UNSIGNED-PAYLOAD");
+    HttpRequest r = base_request(opt_, "GET", endpoint_.bucket_resource() + "?" + q, "UNSIGNED-PAYLOAD");
     r.body = &body;
     HttpResponse resp = perform_with_retry(r, opt_.retry, stats_, "S3 LIST s3://" + bucket_ + "/" + full);
     if (resp.status != 200) fail("LIST (ListObjectsV2)", full + "*", resp);
@@ -272,11 +222,12 @@ std::vector<ObjectInfo> S3Source::list(const std::string& prefix) {
 }
 
 void create_bucket(const std::string& s3_url_or_bucket, const SourceOptions& options) {
-  std::string bucket, prefix;
-  split_s3_url(s3_url_or_bucket, bucket, prefix);
+  std::string prefix;
+  const std::string bucket = split_s3_url(s3_url_or_bucket, prefix);
   const SourceOptions o = resolve_s3_options(options);
+  const S3Endpoint at(o.endpoint, bucket, o.addressing);
   SourceStats stats;
-  HttpRequest r = base_request(o, "PUT", o.endpoint + "/" + bucket, sha256_bytes({}));
+  HttpRequest r = base_request(o, "PUT", at.bucket_resource(), sha256_bytes({}));
   const std::vector<uint8_t> empty;
   r.upload_bytes = &empty;
   HttpResponse resp = perform_with_retry(r, o.retry, stats, "S3 create bucket " + bucket);

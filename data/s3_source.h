@@ -1,9 +1,12 @@
-// s3://bucket/prefix through the S3 REST API (path-style), signed with SigV4 by
-// libcurl. Endpoint, region and credentials come from SourceOptions or, where
-// unset, from the AWS environment (see resolve_s3_options).
+// s3://bucket/prefix through the S3 REST API (path or virtual-host addressing),
+// signed with SigV4 by libcurl. Endpoint, region, addressing and credentials
+// come from SourceOptions or, where unset, the AWS configuration chain
+// (data/s3_options.h).
 #pragma once
 #include <string>
 
+#include "data/s3_endpoint.h"
+#include "data/s3_options.h"
 #include "data/source.h"
 
 namespace strata::data {
@@ -27,24 +30,18 @@ class S3Source final : public Source {
   void set_list_page_size(int n) { page_size_ = n; }
   const SourceOptions& options() const { return opt_; }
   const std::string& bucket() const { return bucket_; }
+  bool virtual_host() const { return endpoint_.virtual_host(); }
 
  private:
   std::string object_url(const std::string& full_key) const;
   [[noreturn]] void fail(const std::string& op, const std::string& full_key, const HttpResponse& r) const;
 
+  std::string prefix_;  // "" or ending in '/'; declared first: bucket_'s initialiser fills it
   std::string bucket_;
-  std::string prefix_;  // "" or ending in '/'
   SourceOptions opt_;
+  S3Endpoint endpoint_;
   int page_size_ = 1000;
 };
-
-// Fills the unset fields of `options` from the environment: endpoint from
-// AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, S3_ENDPOINT (else AWS's regional
-// endpoint); region from AWS_REGION, AWS_DEFAULT_REGION (else us-east-1);
-// keys from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN, else
-// the [AWS_PROFILE or default] section of AWS_SHARED_CREDENTIALS_FILE (default
-// ~/.aws/credentials). Throws ConfigError when no credentials are found.
-SourceOptions resolve_s3_options(const SourceOptions& options);
 
 // Creates a bucket ("s3://name", "s3://name/anything" or "name"). Idempotent:
 // a bucket this user already owns is fine. Throws RemoteError otherwise.

@@ -71,6 +71,8 @@ std::string xml_unescape(const std::string& s) {
   return out;
 }
 
+std::string xml_element_text(const std::string& xml, const std::string& name) { return tag(xml, name); }
+
 S3Error parse_s3_error(const std::string& xml) {
   return S3Error{tag(xml, "Code"), tag(xml, "Message"), tag(xml, "RequestId")};
 }

@@ -20,6 +20,9 @@ struct ListPage {
 
 S3Error parse_s3_error(const std::string& xml);
 ListPage parse_list_page(const std::string& xml);
+// Text of the first <name>...</name> element, unescaped; "" when absent. Also
+// used for STS answers (data/sts_client.cpp), which are as flat.
+std::string xml_element_text(const std::string& xml, const std::string& name);
 // &amp; &lt; &gt; &quot; &apos; and numeric character references.
 std::string xml_unescape(const std::string& s);
 

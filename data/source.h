@@ -32,17 +32,29 @@ struct RetryPolicy {
   double low_speed_timeout_s = 30.0;  // abort a transfer below 1 KB/s for this long
 };
 
-// Options for s3://; unset fields come from the standard AWS environment
-// (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION /
-// AWS_DEFAULT_REGION, AWS_ENDPOINT_URL / S3_ENDPOINT, AWS_SHARED_CREDENTIALS_FILE,
-// AWS_PROFILE; ~/.aws/credentials).
+class CredentialProvider;  // data/aws_credentials.h
+
+// How an S3 request names its bucket: path style (https://host/bucket/key) or
+// virtual-host style (https://bucket.host/key); auto picks per endpoint
+// (docs/object-store.md, "Addressing").
+enum class AddressingStyle { kUnset, kAuto, kPath, kVirtual };
+
+// Options for s3://. Unset fields come from the AWS configuration chain: the
+// environment, AWS_CONFIG_FILE (~/.aws/config) and AWS_SHARED_CREDENTIALS_FILE
+// (~/.aws/credentials) for the profile, as the AWS CLI reads them; a field set
+// here wins over all of those (docs/object-store.md has the full order).
 struct SourceOptions {
   std::string endpoint;  // e.g. http://127.0.0.1:7480
   std::string region;
-  std::string access_key;
+  std::string profile;  // the AWS profile; "" = AWS_PROFILE, else "default"
+  AddressingStyle addressing = AddressingStyle::kUnset;
+  std::string ca_bundle;     // PEM file of CAs trusted for https:// endpoints
+  std::string sts_endpoint;  // STS for web-identity credentials; "" = from the chain
+  std::string access_key;    // static keys: set both to skip the credential chain
   std::string secret_key;
   std::string session_token;
-  bool path_style = true;
+  // Where signing keys come from; the chain fills it, or a caller plugs in its own.
+  std::shared_ptr<CredentialProvider> credentials;
   RetryPolicy retry;
 };
 

@@ -11,7 +11,8 @@
 # Knobs: CEPH_DIR (/tmp/strata-rgw), RGW_PORT (7480), MON_PORT (6789),
 # RGW_BUCKETS ("a b": buckets to create), S3_ACCESS_KEY / S3_SECRET_KEY (fixed
 # test keys), MEMSTORE_BYTES (OSD capacity, in RAM), RGW_DEBUG (20 logs SigV4
-# canonical requests to $CEPH_DIR/log/client.rgw.a.log).
+# canonical requests to $CEPH_DIR/log/client.rgw.a.log), RGW_DNS_NAME
+# (localhost: the domain of virtual-host addressing, http://BUCKET.localhost:PORT).
 # Data lives in the OSD's RAM: every "up" starts empty.
 set -euo pipefail
 
@@ -22,6 +23,7 @@ RGW_BUCKETS=${RGW_BUCKETS:-}
 S3_ACCESS_KEY=${S3_ACCESS_KEY:-STRATATESTACCESSKEY1}
 S3_SECRET_KEY=${S3_SECRET_KEY:-strataTestSecretKey0123456789abcdefghijk}
 MEMSTORE_BYTES=${MEMSTORE_BYTES:-2147483648}
+RGW_DNS_NAME=${RGW_DNS_NAME:-localhost}
 RGW_DEBUG=${RGW_DEBUG:-1}
 ENDPOINT="http://127.0.0.1:${RGW_PORT}"
 CONF="$CEPH_DIR/ceph.conf"
@@ -80,6 +82,9 @@ paxos min wait = 0.01
 rgw frontends = beast endpoint=127.0.0.1:${RGW_PORT}
 rgw data = $CEPH_DIR/rgw
 rgw thread pool size = 64
+# Virtual-host addressing: a Host of BUCKET.${RGW_DNS_NAME}[:port] names the
+# bucket (curl resolves *.localhost to loopback); other hosts stay path style.
+rgw dns name = ${RGW_DNS_NAME}
 debug rgw = ${RGW_DEBUG}
 CONF
 }

@@ -137,7 +137,8 @@ std::string ConfigKey::type_name() const {
       break;
     case ValueKind::Enum: {
       std::string out = "enum:";
-      for (size_t i = 0; i < choices.size(); ++i) out += (i ? " | " : " ") + choices[i];
+      for (size_t i = 0; i < choices.size(); ++i)
+        out += (i ? " | " : " ") + (choices[i].empty() ? std::string("\"\"") : choices[i]);
       return out;
     }
   }

@@ -139,9 +139,12 @@ void assign(const ConfigKey& key, TrainConfig& cfg, const YAML::Node& n, const O
   }
 }
 
+// A section ("data") or a sub-section of one ("data.s3", whose keys are data.s3.*).
 bool is_section(const std::string& name) {
   for (const ConfigSection& s : config_sections())
     if (!s.name.empty() && s.name == name) return true;
+  for (const ConfigKey& k : config_schema())
+    if (k.path.size() > name.size() && k.path.compare(0, name.size() + 1, name + ".") == 0) return true;
   return false;
 }
 

@@ -93,6 +93,25 @@ std::vector<ConfigKey> build_schema() {
           "Training images: pad by this many zero pixels, crop back at a random offset; 0 = off"),
       key("data.augment_hflip", K::Bool, any(), STRATA_BIND(data.augment_hflip),
           "Training images: mirror left-right with probability 1/2"),
+      // data.s3: set here, these win over the environment and ~/.aws/config, as the AWS CLI's
+      // --endpoint-url, --region and --profile do (docs/object-store.md)
+      key("data.s3.endpoint", K::String, any(), STRATA_BIND(data.s3_endpoint),
+          "S3 endpoint URL, e.g. https://obs.cn-north-4.myhuaweicloud.com; \"\" = AWS_ENDPOINT_URL_S3, "
+          "AWS_ENDPOINT_URL, the profile's endpoint_url, else AWS's regional endpoint"),
+      key("data.s3.region", K::String, any(), STRATA_BIND(data.s3_region),
+          "SigV4 signing region; \"\" = AWS_REGION, AWS_DEFAULT_REGION, the profile's region, else "
+          "us-east-1"),
+      choice(
+          "data.s3.addressing_style", {"", "path", "virtual", "auto"}, STRATA_BIND(data.s3_addressing_style),
+          "path: host/bucket/key; virtual: bucket.host/key (Huawei OBS, AWS); auto: virtual for AWS and OBS "
+          "endpoints, path otherwise; \"\" = the profile's s3.addressing_style, else auto"),
+      key("data.s3.ca_bundle", K::String, any(), STRATA_BIND(data.s3_ca_bundle),
+          "PEM file of CAs trusted for https:// endpoints (TLS is always verified); \"\" = AWS_CA_BUNDLE, "
+          "the "
+          "profile's ca_bundle, else the system's CAs"),
+      key("data.s3.profile", K::String, any(), STRATA_BIND(data.s3_profile),
+          "AWS profile in ~/.aws/config and ~/.aws/credentials; set, it replaces AWS_PROFILE and the "
+          "AWS_ACCESS_KEY_ID keys; \"\" = AWS_PROFILE, else default"),
       // optimizer
       choice("optimizer.name", optimizer_names(), STRATA_BIND(optimizer.name), "Optimizer"),
       key("optimizer.lr", K::Float, above(0), STRATA_BIND(optimizer.lr),

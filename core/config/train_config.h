@@ -44,6 +44,12 @@ struct DataConfig {
   std::string remainder = "drop";    // drop | pad
   int64_t augment_crop_padding = 0;  // training split only; 0 = no random crop
   bool augment_hflip = false;
+  // data.s3.*: "" = from the AWS configuration chain (docs/object-store.md)
+  std::string s3_endpoint;
+  std::string s3_region;
+  std::string s3_addressing_style;  // "" | path | virtual | auto
+  std::string s3_ca_bundle;
+  std::string s3_profile;
   bool operator==(const DataConfig&) const = default;
 };
 

@@ -82,6 +82,21 @@ TEST(ConfigParse, OverridesScalarsAndLists) {
   EXPECT_EQ(c.logging.console, "plain");
 }
 
+TEST(ConfigParse, DataS3IsANestedMapping) {
+  TrainConfig c =
+      parse_config("data:\n  s3:\n    endpoint: http://localhost:7480\n    addressing_style: virtual\n",
+                   "x.yaml", {"data.s3.region=eu-west-1", "data.s3.profile=dev"});
+  EXPECT_EQ(c.data.s3_endpoint, "http://localhost:7480");
+  EXPECT_EQ(c.data.s3_addressing_style, "virtual");
+  EXPECT_EQ(c.data.s3_region, "eu-west-1");
+  EXPECT_EQ(c.data.s3_profile, "dev");
+  EXPECT_NE(to_yaml(c).find("\n  s3:\n    endpoint: http://localhost:7480  #"), std::string::npos)
+      << to_yaml(c);
+  EXPECT_THROW(parse_config("data: {s3: {addressing_style: host}}"), ConfigError);
+  EXPECT_THROW(parse_config("data: {s3: {endpiont: x}}"), ConfigError);
+  EXPECT_THROW(parse_config("", "x", {"data.s3=x"}), ConfigError);
+}
+
 TEST(ConfigParse, OverridesApplyInOrder) {
   TrainConfig c = parse_config("", "x.yaml", {"seed=1", "seed=2"});
   EXPECT_EQ(c.seed, 2);
@@ -106,7 +121,12 @@ TrainConfig every_key_changed() {
             {0.3, 1e-7},
             "pad",
             3,
-            true};
+            true,
+            "https://obs.cn-north-4.myhuaweicloud.com",
+            "cn-north-4",
+            "virtual",
+            "/etc/ca bundle.pem",
+            "obs"};
   c.optimizer = {"sgd", 0.1 + 0.2, 0.5, true, 0.1, 0.0, 0.8, 0.99, 1e-6, true};
   c.schedule = {"onecycle", 5,    0.01,           7, {1, 2, 3}, 0.5,  1e-5, 0.4,  0.25, 10.0,
                 100.0,      1000, "val_accuracy", 2, 0.2,       0.01, 3,    "max"};

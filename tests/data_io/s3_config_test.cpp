@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "base/error.h"
+#include "data/aws_credentials.h"
 #include "data/s3_source.h"
 #include "data/s3_xml.h"
 #include "test_util.h"
@@ -13,9 +14,11 @@ namespace strata::data {
 namespace {
 
 void clear_aws_env() {
-  for (const char* v : {"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "S3_ENDPOINT", "AWS_REGION",
-                        "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
-                        "AWS_SESSION_TOKEN", "AWS_SHARED_CREDENTIALS_FILE", "AWS_PROFILE"})
+  for (const char* v :
+       {"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "S3_ENDPOINT", "AWS_REGION", "AWS_DEFAULT_REGION",
+        "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SHARED_CREDENTIALS_FILE",
+        "AWS_PROFILE", "AWS_CONFIG_FILE", "AWS_CA_BUNDLE", "AWS_ENDPOINT_URL_STS",
+        "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN", "AWS_ROLE_SESSION_NAME"})
     ::unsetenv(v);
   ::setenv("HOME", "/nonexistent-home", 1);
 }
@@ -37,8 +40,8 @@ TEST(S3Options, EnvironmentAndDefaults) {
   SourceOptions o = resolve_s3_options({});
   EXPECT_EQ(o.region, "us-east-1");
   EXPECT_EQ(o.endpoint, "https://s3.us-east-1.amazonaws.com");
-  EXPECT_EQ(o.access_key, "AK");
-  EXPECT_EQ(o.session_token, "TOK");
+  EXPECT_EQ(o.credentials->get().access_key, "AK");
+  EXPECT_EQ(o.credentials->get().session_token, "TOK");
   ::setenv("AWS_DEFAULT_REGION", "eu-west-1", 1);
   ::setenv("S3_ENDPOINT", "http://127.0.0.1:1/", 1);
   o = resolve_s3_options({});
@@ -51,7 +54,7 @@ TEST(S3Options, EnvironmentAndDefaults) {
   EXPECT_EQ(o.endpoint, "http://127.0.0.1:2");
   o = resolve_s3_options(explicit_options());
   EXPECT_EQ(o.endpoint, "http://h:3");
-  EXPECT_EQ(o.access_key, "A2");
+  EXPECT_EQ(o.credentials->get().access_key, "A2");
   clear_aws_env();
 }
 
@@ -63,14 +66,14 @@ TEST(S3Options, SharedCredentialsFileProfiles) {
       "# comment\n[default]\naws_access_key_id = DEFAK\naws_secret_access_key=DEFSK\n\n"
       "[other]\naws_access_key_id = OAK\n aws_secret_access_key = OSK \naws_session_token = OTOK\n");
   ::setenv("AWS_SHARED_CREDENTIALS_FILE", (dir / "credentials").c_str(), 1);
-  SourceOptions o = resolve_s3_options({});
-  EXPECT_EQ(o.access_key, "DEFAK");
-  EXPECT_EQ(o.secret_key, "DEFSK");
+  AwsCredentials k = resolve_s3_options({}).credentials->get();
+  EXPECT_EQ(k.access_key, "DEFAK");
+  EXPECT_EQ(k.secret_key, "DEFSK");
   ::setenv("AWS_PROFILE", "other", 1);
-  o = resolve_s3_options({});
-  EXPECT_EQ(o.access_key, "OAK");
-  EXPECT_EQ(o.secret_key, "OSK");
-  EXPECT_EQ(o.session_token, "OTOK");
+  k = resolve_s3_options({}).credentials->get();
+  EXPECT_EQ(k.access_key, "OAK");
+  EXPECT_EQ(k.secret_key, "OSK");
+  EXPECT_EQ(k.session_token, "OTOK");
   ::setenv("AWS_PROFILE", "absent", 1);
   EXPECT_THROW(resolve_s3_options({}), ConfigError);
   clear_aws_env();
