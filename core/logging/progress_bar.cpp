@@ -127,7 +127,11 @@ void TransferBar::update(int64_t items_done, int64_t items_total, const std::str
                 static_cast<double>(bytes_total) / 1e6, static_cast<double>(bytes_done) / 1e6 / dt);
   b.detail = buf;
   if (!extra.empty()) b.detail += " " + extra;
-  if (b.done > 0 && b.total >= b.done) b.eta_seconds = dt / b.done * (b.total - b.done);
+  // a rate from the first second would be noise: no eta before it (or at the end)
+  if (b.done >= b.total && b.total > 0)
+    b.eta_seconds = 0;
+  else if (b.done > 0 && b.total > b.done && dt >= 1)
+    b.eta_seconds = dt / b.done * (b.total - b.done);
   bars_.update(slot_, b, b.total > 0 && b.done >= b.total);  // the last one is always drawn
 }
 

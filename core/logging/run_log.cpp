@@ -68,12 +68,9 @@ std::string megabytes(int64_t bytes) {
   return buf;
 }
 
-}  // namespace
-
-void RunLog::progress(const ProgressInfo& p) {
-  if (!enabled_) return;
+// The bar, and train.log's and a non-terminal's line: "epoch 1/12 step 40 (40/469) loss ...".
+BarLine train_bar(const ProgressInfo& p, std::string& line) {
   BarLine bar;
-  std::string line;  // train.log's and a non-terminal's: "epoch 1/12 step 40 (40/469) loss ..."
   if (p.bounded_by_steps) {
     bar.label = "step";
     bar.done = static_cast<double>(p.step);
@@ -90,13 +87,37 @@ void RunLog::progress(const ProgressInfo& p) {
   bar.detail = train_figures(p);
   bar.eta_seconds = p.eta_seconds;
   line += " " + bar.detail + " eta " + format_duration(p.eta_seconds);
+  return bar;
+}
+
+}  // namespace
+
+void RunLog::progress(const ProgressInfo& p) {
+  if (!enabled_) return;
+  std::string line;
+  const BarLine bar = train_bar(p, line);
   std::fprintf(log_, "%s\n", line.c_str());
   std::fflush(log_);  // people tail train.log; a line every logging.every_steps is cheap
+  last_progress_ = std::make_unique<ProgressInfo>(p);
   if (!bars_) return;
   if (bars_->terminal())
     bars_->update(kTrainBar, bar, true);
   else
     bars_->print(line);
+}
+
+void RunLog::draw_train_bar(const ProgressInfo& p, bool force) {
+  std::string line;
+  bars_->update(kTrainBar, train_bar(p, line), force);
+}
+
+void RunLog::advance(int64_t epoch, int64_t step, int64_t step_in_epoch) {
+  if (!enabled_ || !bars_ || !bars_->terminal() || !last_progress_) return;
+  ProgressInfo p = *last_progress_;
+  p.epoch = epoch;
+  p.step = step;
+  p.step_in_epoch = step_in_epoch;
+  draw_train_bar(p, false);
 }
 
 void RunLog::staging(const StagingInfo& s) {
@@ -106,9 +127,12 @@ void RunLog::staging(const StagingInfo& s) {
   bar.done = static_cast<double>(s.shards_staged);
   bar.total = static_cast<double>(s.shard_uses);
   bar.counts = std::to_string(s.shards_staged) + "/" + std::to_string(s.shard_uses) + " shards";
+  char rate[48] = "";
+  if (s.shards_staged < s.shard_uses)  // while staging goes on; the interval rates are in metrics.jsonl
+    std::snprintf(rate, sizeof rate, " (%.1f MB/s)", s.mb_per_second);
   char buf[160];
-  std::snprintf(buf, sizeof buf, "%s from the store (%.1f MB/s), cache %ld hits %ld misses",
-                megabytes(s.store_bytes).c_str(), s.mb_per_second, static_cast<long>(s.cache_hits),
+  std::snprintf(buf, sizeof buf, "%s from the store%s, cache %ld hits %ld misses",
+                megabytes(s.store_bytes).c_str(), rate, static_cast<long>(s.cache_hits),
                 static_cast<long>(s.cache_misses));
   bar.detail = buf;
   bars_->update(kStagingBar, bar);
@@ -128,8 +152,14 @@ void RunLog::end_evaluation() {
   if (enabled_ && bars_) bars_->remove(kEvalBar);
 }
 
-void RunLog::end_epoch() {
+void RunLog::end_epoch(int64_t epoch, int64_t step, int64_t step_in_epoch) {
   if (!enabled_ || !bars_) return;
+  if (bars_->terminal() && last_progress_) {
+    last_progress_->epoch = epoch;
+    last_progress_->step = step;
+    last_progress_->step_in_epoch = step_in_epoch;
+    draw_train_bar(*last_progress_, true);
+  }
   bars_->remove(kStagingBar);
   bars_->finish();
 }

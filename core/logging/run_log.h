@@ -52,8 +52,12 @@ class RunLog {
   // `done` of `total` batches of an evaluation; end_evaluation() takes its bar away.
   void evaluation(int64_t done, int64_t total);
   void end_evaluation();
-  // The epoch's bar stays on the console as last drawn; the next epoch draws its own.
-  void end_epoch();
+  // On a terminal, the progress bar's counts between two progress lines (its
+  // figures stay those of the last line); drawn about ten times a second at most.
+  void advance(int64_t epoch, int64_t step, int64_t step_in_epoch);
+  // The epoch's bar is drawn with its final counts and stays on the console;
+  // the next epoch draws its own.
+  void end_epoch(int64_t epoch, int64_t step, int64_t step_in_epoch);
   // Ends the bars' lines for good: what follows (the run's result) starts a line.
   void end_console();
   // One metrics.jsonl record {"kind": kind, "step": step, "timestamp": unix
@@ -69,7 +73,9 @@ class RunLog {
  private:
   bool enabled_;
   ConsoleMode console_;
+  void draw_train_bar(const ProgressInfo& p, bool force);
   std::unique_ptr<ConsoleBars> bars_;  // null when the console is off
+  std::unique_ptr<ProgressInfo> last_progress_;
   std::FILE* log_ = nullptr;
   std::FILE* jsonl_ = nullptr;
   std::unique_ptr<TensorBoardWriter> tb_;

@@ -134,14 +134,14 @@ void Trainer::train_epoch(BatchSource& train, Run& run, Progress& p) {
     p.window_loss += loss;
     p.window_batches++;
     if (!sync) continue;
-    show_staging(train, run);
     optimizer_->set_lr(schedule_->lr(p.step));
     if (!optimizer_step(p.step)) p.skipped_steps++;
     p.step++;
     after_step(train, run, p);
+    show_console(train, run, p);
   }
   log_loader(train, run, p);  // the epoch's tail since the last logging interval
-  log_->end_epoch();
+  log_->end_epoch(p.epoch, p.step, (p.micro + run.accumulate - 1) / run.accumulate);
   sync_buffers_if_trained();  // the epoch's end: buffers agree across ranks
   DataMetrics dm = train.metrics();
   p.train_seconds += now() - run.epoch_t0;
@@ -278,6 +278,7 @@ TrainSummary Trainer::summarize(Run& run, Progress& p, BatchSource* test) {
       allreduce_sums({static_cast<double>(mine.remote_requests), static_cast<double>(mine.remote_bytes)});
   s.remote_requests = static_cast<int64_t>(io[0]);
   s.remote_bytes = static_cast<int64_t>(io[1]);
+  s.train_loader = p.loader_totals;
   const AllocatorStats mem = allocator_for(model_device()).stats();
   s.device = device_name(model_device());
   s.memory_in_use_bytes = static_cast<int64_t>(mem.in_use_bytes);
@@ -290,7 +291,6 @@ TrainSummary Trainer::summarize(Run& run, Progress& p, BatchSource* test) {
     for (auto& [name, value] : s.test_metrics) record[name] = value;
     if (!record.empty()) log_->record("test", p.step, record);
   }
-  s.train_loader = p.loader_totals;
   log_->flush();
   log_->end_console();  // the caller's result line starts a line of its own
   return s;

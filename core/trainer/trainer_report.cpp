@@ -44,8 +44,9 @@ void Trainer::start_prometheus() {
                 std::to_string(prometheus_->port()) + "/metrics (rank r on port + its local rank)");
 }
 
-void Trainer::show_staging(const BatchSource& train, const Run& run) {
+void Trainer::show_console(const BatchSource& train, const Run& run, const Progress& p) {
   if (comm_.rank() != 0) return;
+  log_->advance(p.epoch, p.step, (p.micro + run.accumulate - 1) / run.accumulate);
   const DataMetrics dm = train.metrics();
   StagingInfo s;
   s.shards_staged = dm.shards_staged;

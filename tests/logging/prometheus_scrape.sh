@@ -22,7 +22,7 @@ D=/usr/share/datasets/fashion-mnist
 # a port nobody listens on now
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$BIN/strata-train" --config "$SRC/configs/fashion_mnist_mlp.yaml" data.train_url="file://$W/data" \
-  data.batch_size=50 trainer.epochs=1000 trainer.threads=1 checkpoint.every_epochs=0 logging.every_steps=5 \
+  data.test_url="file://$W/data" data.batch_size=50 trainer.epochs=1000 trainer.threads=1 checkpoint.every_epochs=0 logging.every_steps=5 \
   logging.console=plain logging.tensorboard=false logging.prometheus_port=$PORT data.cache_dir="$W/cache" \
   --run-dir "$W/prom-run" >"$W/train.out" 2>&1 &
 PID=$!
