@@ -147,6 +147,12 @@ class ProgressReport {
     p_.shards_sealed = packer.shards_sealed();
     o_.progress(p_);
   }
+  // After DatasetPacker::finish: the last shard is sealed too.
+  Manifest finished(Manifest m) {
+    p_.shards_sealed = static_cast<int64_t>(m.shards.size());
+    if (o_.progress) o_.progress(p_);
+    return m;
+  }
 
  private:
   const PackOptions& o_;
@@ -176,7 +182,7 @@ Manifest pack_idx(const std::string& images, const std::string& labels, const Pa
     packer.add({{img.data.data() + static_cast<size_t>(i) * per, per}, {&label, sizeof label}});
     report.input_done(static_cast<int64_t>(per), packer);
   }
-  return packer.finish();
+  return report.finished(packer.finish());
 }
 
 Manifest pack_files(const fs::path& root, const PackOptions& options) {
@@ -213,7 +219,7 @@ Manifest pack_files(const fs::path& root, const PackOptions& options) {
       report.input_done(static_cast<int64_t>(buf.size()), packer);
     }
   }
-  return packer.finish(classes);
+  return report.finished(packer.finish(classes));
 }
 
 Manifest pack_raw(const std::string& input, const std::string& dtype, int64_t sample_elems,
@@ -244,7 +250,7 @@ Manifest pack_raw(const std::string& input, const std::string& dtype, int64_t sa
                 " bytes at the end of " + input);
   if (n == 0)
     throw IoError("raw input " + input + " holds no complete record of " + std::to_string(per) + " bytes");
-  return packer.finish();
+  return report.finished(packer.finish());
 }
 
 }  // namespace strata::data

@@ -71,6 +71,19 @@ misses=$(value strata_loader_cache_misses_total "$W/scrape2")
 bytes=$(value strata_store_bytes_total "$W/scrape2")
 awk -v m="$misses" -v b="$bytes" 'BEGIN{exit !(m > 0 && b > 0)}' ||
   fail "a cold cache fetched nothing? misses $misses, bytes $bytes"
+# the Grafana dashboard asks for series the endpoint has (the GPU probe's aside)
+python3 - "$SRC/docs/grafana-dashboard.json" "$W/scrape2" <<'PY' || fail "docs/grafana-dashboard.json names a series the endpoint lacks"
+import json, re, sys
+dash = json.load(open(sys.argv[1]))
+exprs = [t["expr"] for p in dash["panels"] for t in p.get("targets", [])]
+used = {m for e in exprs for m in re.findall(r"strata_[a-z_]+", e)} - {"strata_gpu_utilization_ratio",
+        "strata_gpu_memory_used_bytes", "strata_gpu_memory_total_bytes"}
+served = {line.split("{")[0] for line in open(sys.argv[2]) if line.startswith("strata_")}
+missing = sorted(used - served)
+print(f"grafana dashboard: {len(exprs)} queries over {len(used)} series, all served" if not missing
+      else f"missing: {missing}")
+sys.exit(1 if missing else 0)
+PY
 echo "scrape 1: strata_steps_total $s1; scrape 2: strata_steps_total $s2 ($labels)"
 grep -E "^strata_(steps_total|loss|learning_rate|store_bytes_total|loader_cache_misses_total)\{" "$W/scrape2"
 echo "prometheus_scrape: ok"
