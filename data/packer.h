@@ -18,7 +18,7 @@ namespace strata::data {
 // How far a packing has come (PackOptions::progress): inputs (files, images,
 // records) and their bytes read, of how many, and the shards sealed so far.
 struct PackProgress {
-  std::string unit;  // what an input is: "files", "images", "records"
+  std::string unit;  // what an input is: "files", "images", "records", "tokens"
   int64_t inputs_done = 0, inputs_total = 0;
   int64_t bytes_done = 0, bytes_total = 0;
   int64_t shards_sealed = 0;

@@ -126,7 +126,8 @@ void RunLog::staging(const StagingInfo& s) {
   bar.label = "staging";
   bar.done = static_cast<double>(s.shards_staged);
   bar.total = static_cast<double>(s.shard_uses);
-  bar.counts = std::to_string(s.shards_staged) + "/" + std::to_string(s.shard_uses) + " shards";
+  bar.counts = std::to_string(s.shards_staged) +
+               (s.shard_uses > 0 ? "/" + std::to_string(s.shard_uses) : std::string()) + " shards";
   char rate[48] = "";
   if (s.shards_staged < s.shard_uses)  // while staging goes on; the interval rates are in metrics.jsonl
     std::snprintf(rate, sizeof rate, " (%.1f MB/s)", s.mb_per_second);
