@@ -162,7 +162,8 @@ void RunLog::end_epoch(int64_t epoch, int64_t step, int64_t step_in_epoch) {
     draw_train_bar(*last_progress_, true);
   }
   bars_->remove(kStagingBar);
-  bars_->finish();
+  // a run bounded by max_steps has one step bar for the whole run
+  if (!last_progress_ || !last_progress_->bounded_by_steps) bars_->finish();
 }
 
 void RunLog::end_console() {

@@ -56,7 +56,7 @@ class RunLog {
   // figures stay those of the last line); drawn about ten times a second at most.
   void advance(int64_t epoch, int64_t step, int64_t step_in_epoch);
   // The epoch's bar is drawn with its final counts and stays on the console;
-  // the next epoch draws its own.
+  // the next epoch draws its own (a step-bounded run keeps its one step bar).
   void end_epoch(int64_t epoch, int64_t step, int64_t step_in_epoch);
   // Ends the bars' lines for good: what follows (the run's result) starts a line.
   void end_console();
