@@ -106,18 +106,14 @@ void RunLog::progress(const ProgressInfo& p) {
     bars_->print(line);
 }
 
-void RunLog::draw_train_bar(const ProgressInfo& p, bool force) {
-  std::string line;
-  bars_->update(kTrainBar, train_bar(p, line), force);
-}
-
 void RunLog::advance(int64_t epoch, int64_t step, int64_t step_in_epoch) {
   if (!enabled_ || !bars_ || !bars_->terminal() || !last_progress_) return;
   ProgressInfo p = *last_progress_;
   p.epoch = epoch;
   p.step = step;
   p.step_in_epoch = step_in_epoch;
-  draw_train_bar(p, false);
+  std::string line;
+  bars_->update(kTrainBar, train_bar(p, line));
 }
 
 void RunLog::staging(const StagingInfo& s) {
@@ -153,17 +149,23 @@ void RunLog::end_evaluation() {
   if (enabled_ && bars_) bars_->remove(kEvalBar);
 }
 
-void RunLog::end_epoch(int64_t epoch, int64_t step, int64_t step_in_epoch) {
+void RunLog::end_epoch(int64_t epoch, int64_t step, int64_t step_in_epoch, double epoch_seconds) {
   if (!enabled_ || !bars_) return;
-  if (bars_->terminal() && last_progress_) {
-    last_progress_->epoch = epoch;
-    last_progress_->step = step;
-    last_progress_->step_in_epoch = step_in_epoch;
-    draw_train_bar(*last_progress_, true);
-  }
   bars_->remove(kStagingBar);
   // a run bounded by max_steps has one step bar for the whole run
-  if (!last_progress_ || !last_progress_->bounded_by_steps) bars_->finish();
+  if (last_progress_ && last_progress_->bounded_by_steps) return;
+  if (bars_->terminal() && last_progress_) {
+    ProgressInfo p = *last_progress_;
+    p.epoch = epoch;
+    p.step = step;
+    p.step_in_epoch = step_in_epoch;
+    std::string line;
+    BarLine bar = train_bar(p, line);
+    bar.eta_seconds = -1;
+    bar.detail += " took " + format_duration(epoch_seconds);
+    bars_->update(kTrainBar, bar, true);
+  }
+  bars_->finish();
 }
 
 void RunLog::end_console() {

@@ -55,9 +55,10 @@ class RunLog {
   // On a terminal, the progress bar's counts between two progress lines (its
   // figures stay those of the last line); drawn about ten times a second at most.
   void advance(int64_t epoch, int64_t step, int64_t step_in_epoch);
-  // The epoch's bar is drawn with its final counts and stays on the console;
-  // the next epoch draws its own (a step-bounded run keeps its one step bar).
-  void end_epoch(int64_t epoch, int64_t step, int64_t step_in_epoch);
+  // The epoch's bar is drawn with its final counts and the epoch's time
+  // ("took 1m05s" for the eta) and stays on the console; the next epoch draws
+  // its own (a step-bounded run keeps its one step bar).
+  void end_epoch(int64_t epoch, int64_t step, int64_t step_in_epoch, double epoch_seconds);
   // Ends the bars' lines for good: what follows (the run's result) starts a line.
   void end_console();
   // One metrics.jsonl record {"kind": kind, "step": step, "timestamp": unix
@@ -73,7 +74,6 @@ class RunLog {
  private:
   bool enabled_;
   ConsoleMode console_;
-  void draw_train_bar(const ProgressInfo& p, bool force);
   std::unique_ptr<ConsoleBars> bars_;  // null when the console is off
   std::unique_ptr<ProgressInfo> last_progress_;
   std::FILE* log_ = nullptr;

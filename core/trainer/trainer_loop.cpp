@@ -141,7 +141,7 @@ void Trainer::train_epoch(BatchSource& train, Run& run, Progress& p) {
     show_console(train, run, p);
   }
   log_loader(train, run, p);  // the epoch's tail since the last logging interval
-  log_->end_epoch(p.epoch, p.step, (p.micro + run.accumulate - 1) / run.accumulate);
+  log_->end_epoch(p.epoch, p.step, (p.micro + run.accumulate - 1) / run.accumulate, now() - run.epoch_t0);
   sync_buffers_if_trained();  // the epoch's end: buffers agree across ranks
   DataMetrics dm = train.metrics();
   p.train_seconds += now() - run.epoch_t0;
