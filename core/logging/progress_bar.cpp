@@ -3,8 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-
-#include "core/logging/run_log.h"
+#include <cstdint>
 
 namespace strata {
 namespace {
@@ -17,6 +16,19 @@ double seconds_now() {
 constexpr int kBarWidth = 24;
 
 }  // namespace
+
+std::string format_duration(double s) {
+  if (!std::isfinite(s) || s < 0) return "?";
+  auto t = static_cast<int64_t>(s + 0.5);
+  char buf[32];
+  if (t >= 3600)
+    std::snprintf(buf, sizeof buf, "%ldh%02ldm", static_cast<long>(t / 3600), static_cast<long>(t / 60 % 60));
+  else if (t >= 60)
+    std::snprintf(buf, sizeof buf, "%ldm%02lds", static_cast<long>(t / 60), static_cast<long>(t % 60));
+  else
+    std::snprintf(buf, sizeof buf, "%lds", static_cast<long>(t));
+  return buf;
+}
 
 std::string format_bar(const BarLine& b, int bar_width) {
   std::string s = b.label;

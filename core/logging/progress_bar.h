@@ -6,6 +6,7 @@
 // after finish(): nothing is ever glued to the tail of a bar. Debian packages no maintained C++ progress-bar
 // library, hence this small one. Not thread-safe: one thread (rank 0's trainer, or a tool's main loop) draws.
 #pragma once
+#include <cstdint>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -20,6 +21,8 @@ struct BarLine {
   std::string detail;          // "loss 0.4321 lr 0.01 ..."
   double eta_seconds = -1;     // < 0: no eta
 };
+
+std::string format_duration(double seconds);  // "1h02m", "3m05s", "12s"
 
 // "epoch 2/12 [########............] 120/469 loss 0.43 ... eta 3m05s"; the bar
 // graphic is `bar_width` characters wide (0: none).

@@ -12,19 +12,6 @@
 
 namespace strata {
 
-std::string format_duration(double s) {
-  if (!std::isfinite(s) || s < 0) return "?";
-  auto t = static_cast<int64_t>(s + 0.5);
-  char buf[32];
-  if (t >= 3600)
-    std::snprintf(buf, sizeof buf, "%ldh%02ldm", static_cast<long>(t / 3600), static_cast<long>(t / 60 % 60));
-  else if (t >= 60)
-    std::snprintf(buf, sizeof buf, "%ldm%02lds", static_cast<long>(t / 60), static_cast<long>(t % 60));
-  else
-    std::snprintf(buf, sizeof buf, "%lds", static_cast<long>(t));
-  return buf;
-}
-
 RunLog::RunLog(const std::string& run_dir, bool enabled, ConsoleMode console, bool tensorboard)
     : enabled_(enabled), console_(console) {
   if (!enabled_) return;

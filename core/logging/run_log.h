@@ -81,6 +81,4 @@ class RunLog {
   std::unique_ptr<TensorBoardWriter> tb_;
 };
 
-std::string format_duration(double seconds);  // "1h02m", "3m05s", "12s"
-
 }  // namespace strata
