@@ -58,7 +58,9 @@ PrometheusExporter::PrometheusExporter(const std::string& address, int port, Pro
     m.exposer = std::make_unique<pm::Exposer>(address + ":" + std::to_string(port), 1);
   } catch (const std::exception& e) {
     throw ConfigError("logging.prometheus_port: cannot listen on " + address + ":" + std::to_string(port) +
-                      " (logging.prometheus_address " + address + "): " + e.what());
+                      ": is the port in use, or logging.prometheus_address not an address of this host? "
+                      "(prometheus-cpp: " +
+                      e.what() + ")");
   }
   m.exposer->RegisterCollectable(m.registry);
 }

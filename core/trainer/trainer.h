@@ -132,7 +132,7 @@ class Trainer {
   // this rank's part, for its Prometheus endpoint.
   LoaderCounters log_loader(BatchSource& train, Run& run, Progress& p);
   void show_console(const BatchSource& train, const Run& run, const Progress& p);  // bars between lines
-  void start_prometheus();  // logging.prometheus_port > 0
+  void start_prometheus();  // logging.prometheus_port > 0; before the run directory exists
   void end_epoch(BatchSource& train, Run& run, Progress& p);
   // Evaluates on the validation source and tracks the monitored metric: best
   // weights, early stopping, a metric-driven schedule. NaN without a source.

@@ -45,6 +45,17 @@ std::string metric_of_monitor(const std::string& monitor) { return monitor.subst
 
 void Trainer::open_run_dir() {
   if (log_) return;  // a second fit() of this trainer
+  // Every rank's Prometheus port first: a port in use stops the run, on all
+  // ranks, before there is a run directory.
+  std::string port_refused;
+  try {
+    start_prometheus();
+  } catch (const Error& e) {
+    port_refused = e.what();
+  }
+  if (allreduce_sums({port_refused.empty() ? 0.0 : 1.0})[0] != 0.0)
+    throw ConfigError(!port_refused.empty() ? port_refused
+                                            : "another rank could not listen on its logging.prometheus_port");
   // Rank 0 owns the directory; every rank learns whether it got it, so that a
   // refused run stops on all ranks instead of leaving them in a collective.
   std::string refused;
@@ -64,7 +75,9 @@ void Trainer::open_run_dir() {
                   ": took over the lock of a run that ended without releasing it (" +
                   run_lock_->recovered_from() + ")");
   if (comm_.rank() == 0) write_text_file(std::filesystem::path(run_dir_) / "resolved.yaml", to_yaml(cfg_));
-  start_prometheus();
+  if (prometheus_)
+    log_->message("prometheus: rank 0 serves metrics on http://" + cfg_.logging.prometheus_address + ":" +
+                  std::to_string(prometheus_->port()) + "/metrics (rank r on port + its local rank)");
 }
 
 TrainSummary Trainer::fit(BatchSource& train, BatchSource* val, BatchSource* test) {

@@ -40,8 +40,6 @@ void Trainer::start_prometheus() {
   prometheus_ = std::make_unique<PrometheusExporter>(
       cfg_.logging.prometheus_address, port,
       PrometheusLabels{run_name(run_dir_), std::to_string(comm_.rank()), host_name()});
-  log_->message("prometheus: rank 0 serves metrics on http://" + cfg_.logging.prometheus_address + ":" +
-                std::to_string(prometheus_->port()) + "/metrics (rank r on port + its local rank)");
 }
 
 void Trainer::show_console(const BatchSource& train, const Run& run, const Progress& p) {

@@ -2,7 +2,9 @@
 # strata-train with logging.prometheus_port set serves its figures while it
 # trains: scraped twice with curl during the run, the endpoint has every
 # metric docs/monitoring.md names, labelled job (the run's name), rank and
-# host, and strata_steps_total has advanced between the scrapes.
+# host, and strata_steps_total has advanced between the scrapes; a second run
+# on the same port is refused before it makes its run directory; the Grafana
+# dashboard queries only series the endpoint serves.
 #   usage: prometheus_scrape.sh BIN_DIR SOURCE_DIR
 set -euo pipefail
 BIN=$1
@@ -38,6 +40,16 @@ for _ in $(seq 1200); do
   sleep 0.1
 done
 s1=$(value strata_steps_total "$W/scrape1")
+# a second run on the port in use is refused, naming the key, before it makes a run directory
+rc=0
+"$BIN/strata-train" --config "$SRC/configs/fashion_mnist_mlp.yaml" data.train_url="file://$W/data" \
+  data.test_url="file://$W/data" logging.prometheus_port=$PORT data.cache_dir="$W/cache2" \
+  --run-dir "$W/second-run" >"$W/second.out" 2>&1 || rc=$?
+[ $rc -eq 1 ] || fail "a second run on port $PORT exited with $rc: $(tail -2 "$W/second.out")"
+grep -q "logging.prometheus_port: cannot listen on 127.0.0.1:$PORT" "$W/second.out" ||
+  fail "the refusal does not name the key and the address: $(cat "$W/second.out")"
+[ ! -e "$W/second-run" ] || fail "the refused run made its run directory"
+echo "port in use: $(grep -o 'error: .*' "$W/second.out" | cut -c1-160)"
 [ -n "$s1" ] || fail "no strata_steps_total on http://127.0.0.1:$PORT/metrics"
 # the second once the counter has moved on (the loop's bound only stops a hung run)
 for _ in $(seq 1200); do
