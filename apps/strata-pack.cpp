@@ -8,7 +8,10 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "base/error.h"
+#include "core/logging/progress_bar.h"
 #include "data/packer.h"
 #include "data/token_packer.h"
 
@@ -136,7 +139,16 @@ int main(int argc, char** argv) {
     }
     PackOptions p;
     const bool quiet = o.erase("--quiet") > 0;
-    if (!quiet) p.log = [](const std::string& line) { std::cerr << "strata-pack: " << line << "\n"; };
+    // progress on stderr: a redrawn bar on a terminal, else a line every 10 s
+    strata::ConsoleBars bars(stderr, isatty(fileno(stderr)) != 0);
+    strata::TransferBar bar(bars, "packing");
+    if (!quiet) {
+      p.log = [&bars](const std::string& line) { bars.print("strata-pack: " + line); };
+      p.progress = [&bar](const PackProgress& q) {
+        bar.update(q.inputs_done, q.inputs_total, q.unit, q.bytes_done, q.bytes_total,
+                   std::to_string(q.shards_sealed) + " shards");
+      };
+    }
     p.out_url = need(o, "--out", cmd);
     p.shard_bytes = parse_size(take(o, "--shard-size", cmd == "tokens" ? "8MiB" : "64MiB"));
     p.deflate_level = static_cast<int>(to_int("--deflate", take(o, "--deflate", "0")));
@@ -188,6 +200,7 @@ int main(int argc, char** argv) {
       throw strata::ConfigError("unknown subcommand '" + cmd +
                                 "' (expected idx, files, raw or tokens; see --help)");
     }
+    bars.finish();
     std::cout << m.shards.size() << " shards, " << m.total_samples() << " samples, " << m.total_bytes()
               << " bytes -> " << p.out_url << "\n";
     return 0;

@@ -10,6 +10,7 @@ find_package(yaml-cpp REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
 find_package(MPI REQUIRED COMPONENTS CXX)
 find_package(PkgConfig REQUIRED)
+find_package(prometheus-cpp REQUIRED)  # Debian prometheus-cpp-dev: the optional metrics endpoint
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 if(NOT TARGET strata::xxhash)
   add_library(strata::xxhash INTERFACE IMPORTED)

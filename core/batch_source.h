@@ -59,6 +59,7 @@ struct DataMetrics {
   int64_t samples = 0;
   int64_t sample_bytes = 0;
   int64_t shards_staged = 0;
+  int64_t shard_uses = 0;  // shard uses in the epoch's staging plan: shards_staged's goal (0 = not known)
   int64_t cache_hits = 0;
   int64_t cache_misses = 0;
   int64_t remote_requests = 0;

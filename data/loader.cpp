@@ -207,6 +207,7 @@ DataMetrics Loader::metrics() const {
   for (auto& t : transforms_) per_sample += t.out_bytes();
   m.sample_bytes = m.samples * per_sample;
   m.shards_staged = pipeline_ ? pipeline_->uses_staged() : 0;
+  m.shard_uses = pipeline_ ? static_cast<int64_t>(pipeline_->plan().uses().size()) : 0;
   StagingCounters::read(*source_, *cache_).fill_since(base_, m);
   return m;
 }

@@ -79,6 +79,11 @@ void DatasetPacker::seal() {
               std::to_string(info.bytes) + " bytes");
 }
 
+int64_t DatasetPacker::shards_sealed() const {
+  const auto& m = *impl_;
+  return static_cast<int64_t>(m.manifest.shards.size()) - (m.writer ? 1 : 0);
+}
+
 Manifest DatasetPacker::finish(std::vector<std::string> class_names, int64_t vocab_size) {
   auto& m = *impl_;
   seal();
@@ -127,6 +132,33 @@ std::string shape_text(const std::vector<int64_t>& d) {
   return s;
 }
 
+// Tells options.progress of one more input of `bytes` bytes.
+class ProgressReport {
+ public:
+  ProgressReport(const PackOptions& o, std::string unit, int64_t inputs_total, int64_t bytes_total) : o_(o) {
+    p_.unit = std::move(unit);
+    p_.inputs_total = inputs_total;
+    p_.bytes_total = bytes_total;
+  }
+  void input_done(int64_t bytes, const DatasetPacker& packer) {
+    if (!o_.progress) return;
+    p_.inputs_done++;
+    p_.bytes_done += bytes;
+    p_.shards_sealed = packer.shards_sealed();
+    o_.progress(p_);
+  }
+  // After DatasetPacker::finish: the last shard is sealed too.
+  Manifest finished(Manifest m) {
+    p_.shards_sealed = static_cast<int64_t>(m.shards.size());
+    if (o_.progress) o_.progress(p_);
+    return m;
+  }
+
+ private:
+  const PackOptions& o_;
+  PackProgress p_;
+};
+
 }  // namespace
 
 Manifest pack_idx(const std::string& images, const std::string& labels, const PackOptions& options) {
@@ -144,11 +176,13 @@ Manifest pack_idx(const std::string& images, const std::string& labels, const Pa
   FieldSpec image{"image", "u8", std::vector<int64_t>(img.dims.begin() + 1, img.dims.end()), false};
   const auto per = static_cast<size_t>(image.bytes_per_sample());
   DatasetPacker packer({image, {"label", "i64", {}, false}}, options);
+  ProgressReport report(options, "images", img.count(), img.count() * static_cast<int64_t>(per));
   for (int64_t i = 0; i < img.count(); ++i) {
     const int64_t label = lab.data[static_cast<size_t>(i)];
     packer.add({{img.data.data() + static_cast<size_t>(i) * per, per}, {&label, sizeof label}});
+    report.input_done(static_cast<int64_t>(per), packer);
   }
-  return packer.finish();
+  return report.finished(packer.finish());
 }
 
 Manifest pack_files(const fs::path& root, const PackOptions& options) {
@@ -161,21 +195,31 @@ Manifest pack_files(const fs::path& root, const PackOptions& options) {
   if (classes.empty())
     throw IoError("input directory " + root.string() + " has no subdirectories (expected one per class)");
   DatasetPacker packer({{"bytes", "u8", {}, true}, {"label", "i64", {}, false}}, options);
+  // every file listed first, so that the progress knows the total
+  std::vector<std::vector<fs::path>> files(classes.size());
+  int64_t count = 0, bytes = 0;
+  for (size_t c = 0; c < classes.size(); ++c) {
+    for (const auto& e : fs::recursive_directory_iterator(root / classes[c]))
+      if (e.is_regular_file()) {
+        files[c].push_back(e.path());
+        bytes += static_cast<int64_t>(e.file_size());
+      }
+    std::sort(files[c].begin(), files[c].end());
+    count += static_cast<int64_t>(files[c].size());
+  }
+  ProgressReport report(options, "files", count, bytes);
   std::vector<char> buf;
   for (size_t c = 0; c < classes.size(); ++c) {
-    std::vector<fs::path> files;
-    for (const auto& e : fs::recursive_directory_iterator(root / classes[c]))
-      if (e.is_regular_file()) files.push_back(e.path());
-    std::sort(files.begin(), files.end());
     const auto label = static_cast<int64_t>(c);
-    for (const auto& f : files) {
+    for (const auto& f : files[c]) {
       std::ifstream in(f, std::ios::binary);
       buf.assign(std::istreambuf_iterator<char>(in), {});
       if (in.bad()) throw IoError("cannot read " + f.string());
       packer.add({{buf.data(), buf.size()}, {&label, sizeof label}});
+      report.input_done(static_cast<int64_t>(buf.size()), packer);
     }
   }
-  return packer.finish(classes);
+  return report.finished(packer.finish(classes));
 }
 
 Manifest pack_raw(const std::string& input, const std::string& dtype, int64_t sample_elems,
@@ -189,10 +233,15 @@ Manifest pack_raw(const std::string& input, const std::string& dtype, int64_t sa
   std::ifstream in(input, std::ios::binary);
   if (!in) throw IoError("cannot open raw input " + input);
   DatasetPacker packer({field}, options);
+  std::error_code ec;
+  const auto size = static_cast<int64_t>(fs::file_size(input, ec));
+  ProgressReport report(options, "records", ec ? 0 : size / static_cast<int64_t>(per),
+                        ec ? 0 : size / static_cast<int64_t>(per) * static_cast<int64_t>(per));
   std::vector<char> rec(per);
   int64_t n = 0;
   while (in.read(rec.data(), static_cast<std::streamsize>(per))) {
     packer.add({{rec.data(), per}});
+    report.input_done(static_cast<int64_t>(per), packer);
     ++n;
   }
   if (in.bad()) throw IoError("read error in raw input " + input);
@@ -201,7 +250,7 @@ Manifest pack_raw(const std::string& input, const std::string& dtype, int64_t sa
                 " bytes at the end of " + input);
   if (n == 0)
     throw IoError("raw input " + input + " holds no complete record of " + std::to_string(per) + " bytes");
-  return packer.finish();
+  return report.finished(packer.finish());
 }
 
 }  // namespace strata::data

@@ -15,6 +15,15 @@
 
 namespace strata::data {
 
+// How far a packing has come (PackOptions::progress): inputs (files, images,
+// records) and their bytes read, of how many, and the shards sealed so far.
+struct PackProgress {
+  std::string unit;  // what an input is: "files", "images", "records", "tokens"
+  int64_t inputs_done = 0, inputs_total = 0;
+  int64_t bytes_done = 0, bytes_total = 0;
+  int64_t shards_sealed = 0;
+};
+
 struct PackOptions {
   std::string out_url;               // file dir, file://, s3://bucket/prefix
   int64_t shard_bytes = 64ll << 20;  // seal a shard once its samples reach this size
@@ -22,6 +31,8 @@ struct PackOptions {
   std::string prefix = "shard";      // shard names: <prefix>-00000.h5, ...
   SourceOptions source;
   std::function<void(const std::string&)> log;  // progress lines; may be empty
+  // Called after every input (the caller throttles what it draws); may be empty.
+  std::function<void(const PackProgress&)> progress;
 };
 
 class DatasetPacker {
@@ -33,6 +44,7 @@ class DatasetPacker {
   // Seals the last shard, uploads manifest.json and returns the manifest.
   // `vocab_size` > 0 marks a token dataset (Manifest::vocab_size).
   Manifest finish(std::vector<std::string> class_names = {}, int64_t vocab_size = 0);
+  int64_t shards_sealed() const;
 
  private:
   void seal();

@@ -56,6 +56,8 @@ class SplitSink {
     }
   }
 
+  int64_t shards_sealed() const { return train_->shards_sealed() + val_->shards_sealed(); }
+
   TokenPackResult finish(int64_t vocab_size) {
     TokenPackResult r;
     r.train = train_->finish({}, vocab_size);
@@ -134,6 +136,10 @@ TokenPackResult pack_tokens(const std::vector<TokenInput>& inputs, const TokenPa
   std::vector<uint16_t> buf(kChunkTokens);
   std::vector<char> bytes(kChunkTokens);
   int64_t max_token = -1;
+  PackProgress progress;
+  progress.unit = "tokens";
+  progress.inputs_total = total;
+  progress.bytes_total = text ? total : 2 * total;
   for (const auto& in : inputs) {
     std::ifstream f(in.path, std::ios::binary);
     if (!f) throw IoError("cannot open token input " + in.path);
@@ -158,6 +164,12 @@ TokenPackResult pack_tokens(const std::vector<TokenInput>& inputs, const TokenPa
       sink.put(buf.data(), n);
       left -= static_cast<int64_t>(n);
       pos += static_cast<int64_t>(n);
+      if (o.pack.progress) {
+        progress.inputs_done += static_cast<int64_t>(n);
+        progress.bytes_done += static_cast<int64_t>(text ? n : 2 * n);
+        progress.shards_sealed = sink.shards_sealed();
+        o.pack.progress(progress);
+      }
     }
     if (o.pack.log) o.pack.log("read " + std::to_string(pos) + " tokens from " + in.path);
   }

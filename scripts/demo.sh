@@ -2,8 +2,9 @@
 # The main job: packs Debian's Fashion-MNIST (and, for a GPT config, the KJV
 # corpus, scripts/corpus.sh) into HDF5 shards in a local
 # object-store directory, then trains the CNN reading through the staging loader
-# (shards staged into a node-local cache), and prints the test accuracy; the last
-# line is "run directory: DIR".
+# (shards staged into a node-local cache), prints the test accuracy and draws
+# the run's PNG plots into its directory (scripts/strata-plot); the last line
+# is "run directory: DIR".
 #   STRATA_DEMO_CONFIG   config (default configs/fashion_mnist_cnn.yaml)
 #   STRATA_DEMO_NP       ranks under mpirun (default 1)
 #   extra arguments      passed to strata-train (e.g. trainer.epochs=2)
@@ -35,7 +36,27 @@ if grep -qE '^\s*name:\s*gpt\b' "$CONFIG"; then
   fi
 fi
 NP=${STRATA_DEMO_NP:-1}
-if [ "$NP" -gt 1 ]; then
-  exec mpirun --oversubscribe --bind-to none -np "$NP" build/bin/strata-train --config "$CONFIG" "$@"
+# the run directory: the one given (--run-dir DIR or --run-dir=DIR), else one named here
+RUN_DIR= prev=
+for a in "$@"; do
+  case "$a" in --run-dir=*) RUN_DIR=${a#--run-dir=} ;; esac
+  [ "$prev" = --run-dir ] && RUN_DIR=$a
+  prev=$a
+done
+RUN_ARGS=()
+if [ -z "$RUN_DIR" ]; then
+  RUN_DIR=runs/$(basename "$CONFIG" .yaml)-$(date +%Y%m%d-%H%M%S)
+  RUN_ARGS=(--run-dir "$RUN_DIR")
 fi
-exec build/bin/strata-train --config "$CONFIG" "$@"
+rc=0
+if [ "$NP" -gt 1 ]; then
+  mpirun --oversubscribe --bind-to none -np "$NP" build/bin/strata-train --config "$CONFIG" "$@" "${RUN_ARGS[@]}" || rc=$?
+else
+  build/bin/strata-train --config "$CONFIG" "$@" "${RUN_ARGS[@]}" || rc=$?
+fi
+if [ -s "$RUN_DIR/metrics.jsonl" ]; then
+  echo "[demo] plotting the run (scripts/strata-plot)"
+  scripts/strata-plot "$RUN_DIR" || echo "[demo] no plots (see the message above)"
+fi
+echo "run directory: $RUN_DIR"
+exit $rc

@@ -232,6 +232,10 @@ std::vector<ConfigKey> build_schema() {
           "Write TensorBoard event files into the run directory"),
       choice("logging.console", {"auto", "plain", "off"}, STRATA_BIND(logging.console),
              "Console output: auto = progress bar on a terminal, plain lines otherwise"),
+      key("logging.prometheus_port", K::Int, closed(0, 65535), STRATA_BIND(logging.prometheus_port),
+          "Prometheus endpoint of each rank: rank r listens on this port + its local rank; 0 = off"),
+      key("logging.prometheus_address", K::String, any(), STRATA_BIND(logging.prometheus_address),
+          "Address the Prometheus endpoint binds (0.0.0.0 = every interface)"),
       // top level
       key("seed", K::Int, at_least(0), STRATA_BIND(seed),
           "Seed of every random stream (init, shuffle, dropout, split)"),

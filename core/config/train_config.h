@@ -139,6 +139,8 @@ struct LoggingConfig {
   int64_t every_steps = 50;
   bool tensorboard = true;
   std::string console = "auto";  // auto | plain | off
+  int64_t prometheus_port = 0;   // 0 = no endpoint; rank r listens on port + local rank
+  std::string prometheus_address = "127.0.0.1";
   bool operator==(const LoggingConfig&) const = default;
 };
 

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -11,72 +12,151 @@
 
 namespace strata {
 
-std::string format_duration(double s) {
-  if (!std::isfinite(s) || s < 0) return "?";
-  auto t = static_cast<int64_t>(s + 0.5);
-  char buf[32];
-  if (t >= 3600)
-    std::snprintf(buf, sizeof buf, "%ldh%02ldm", static_cast<long>(t / 3600), static_cast<long>(t / 60 % 60));
-  else if (t >= 60)
-    std::snprintf(buf, sizeof buf, "%ldm%02lds", static_cast<long>(t / 60), static_cast<long>(t % 60));
-  else
-    std::snprintf(buf, sizeof buf, "%lds", static_cast<long>(t));
-  return buf;
-}
-
 RunLog::RunLog(const std::string& run_dir, bool enabled, ConsoleMode console, bool tensorboard)
     : enabled_(enabled), console_(console) {
   if (!enabled_) return;
   std::filesystem::create_directories(run_dir);
-  tty_ = console_ == ConsoleMode::automatic && isatty(fileno(stdout));
   log_ = std::fopen((run_dir + "/train.log").c_str(), "a");
   jsonl_ = std::fopen((run_dir + "/metrics.jsonl").c_str(), "a");
   if (!log_ || !jsonl_)
     throw IoError("cannot open train.log / metrics.jsonl in " + run_dir + ": " + std::strerror(errno));
   if (tensorboard) tb_ = std::make_unique<TensorBoardWriter>(run_dir + "/tensorboard");
+  if (console_ != ConsoleMode::off)
+    bars_ =
+        std::make_unique<ConsoleBars>(stdout, console_ == ConsoleMode::automatic && isatty(fileno(stdout)));
 }
 
 RunLog::~RunLog() {
   if (!enabled_) return;
-  end_redraw();
+  bars_.reset();  // ends the bars' lines
   if (log_) std::fclose(log_);
   if (jsonl_) std::fclose(jsonl_);
 }
 
-void RunLog::end_redraw() {
-  if (redrawing_) {
-    std::fputc('\n', stdout);
-    redrawing_ = false;
-  }
+namespace {
+
+enum Slot : size_t { kTrainBar = 0, kStagingBar = 1, kEvalBar = 2 };
+
+std::string train_figures(const ProgressInfo& p) {
+  char buf[256];
+  int n = std::snprintf(buf, sizeof buf, "loss %.4f lr %.3g %.0f %ss/s data-wait %.1f%%", p.loss, p.lr,
+                        p.items_per_second > 0 ? p.items_per_second : p.samples_per_second,
+                        p.item_unit.c_str(), 100.0 * p.data_wait_fraction);
+  if (p.mfu > 0 && n > 0 && n < static_cast<int>(sizeof buf))
+    n += std::snprintf(buf + n, sizeof buf - static_cast<size_t>(n), " mfu %.1f%%", 100.0 * p.mfu);
+  if (p.loss_scale > 0 && n > 0 && n < static_cast<int>(sizeof buf))
+    std::snprintf(buf + n, sizeof buf - static_cast<size_t>(n), " scale %.0f", p.loss_scale);
+  return buf;
 }
+
+std::string megabytes(int64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MB", static_cast<double>(bytes) / 1e6);
+  return buf;
+}
+
+// The bar, and train.log's and a non-terminal's line: "epoch 1/12 step 40 (40/469) loss ...".
+BarLine train_bar(const ProgressInfo& p, std::string& line) {
+  BarLine bar;
+  if (p.bounded_by_steps) {
+    bar.label = "step";
+    bar.done = static_cast<double>(p.step);
+    bar.total = static_cast<double>(p.total_steps);
+    bar.counts = std::to_string(p.step) + "/" + std::to_string(p.total_steps);
+    line = "step " + bar.counts;
+  } else {
+    bar.label = "epoch " + std::to_string(p.epoch + 1) + "/" + std::to_string(p.epochs);
+    bar.done = static_cast<double>(p.step_in_epoch);
+    bar.total = static_cast<double>(p.steps_per_epoch);
+    bar.counts = std::to_string(p.step_in_epoch) + "/" + std::to_string(p.steps_per_epoch);
+    line = bar.label + " step " + std::to_string(p.step) + " (" + bar.counts + ")";
+  }
+  bar.detail = train_figures(p);
+  bar.eta_seconds = p.eta_seconds;
+  line += " " + bar.detail + " eta " + format_duration(p.eta_seconds);
+  return bar;
+}
+
+}  // namespace
 
 void RunLog::progress(const ProgressInfo& p) {
   if (!enabled_) return;
-  char line[320];
-  int n = std::snprintf(
-      line, sizeof line, "epoch %ld/%ld step %ld (%ld/%ld) loss %.4f lr %.3g %.0f %ss/s data-wait %.1f%%",
-      static_cast<long>(p.epoch + 1), static_cast<long>(p.epochs), static_cast<long>(p.step),
-      static_cast<long>(p.step_in_epoch), static_cast<long>(p.steps_per_epoch), p.loss, p.lr,
-      p.items_per_second > 0 ? p.items_per_second : p.samples_per_second, p.item_unit.c_str(),
-      100.0 * p.data_wait_fraction);
-  if (p.mfu > 0 && n > 0 && n < static_cast<int>(sizeof line))
-    n += std::snprintf(line + n, sizeof line - static_cast<size_t>(n), " mfu %.1f%%", 100.0 * p.mfu);
-  if (p.loss_scale > 0 && n > 0 && n < static_cast<int>(sizeof line))
-    n += std::snprintf(line + n, sizeof line - static_cast<size_t>(n), " scale %.0f", p.loss_scale);
-  if (n > 0 && n < static_cast<int>(sizeof line))
-    std::snprintf(line + n, sizeof line - static_cast<size_t>(n), " eta %s",
-                  format_duration(p.eta_seconds).c_str());
-  std::fprintf(log_, "%s\n", line);
+  std::string line;
+  const BarLine bar = train_bar(p, line);
+  std::fprintf(log_, "%s\n", line.c_str());
   std::fflush(log_);  // people tail train.log; a line every logging.every_steps is cheap
-  if (console_ == ConsoleMode::off) return;
-  if (tty_) {
-    std::fprintf(stdout, "\r\033[K%s", line);
-    std::fflush(stdout);
-    redrawing_ = true;
-  } else {
-    std::fprintf(stdout, "%s\n", line);
-    std::fflush(stdout);
+  last_progress_ = std::make_unique<ProgressInfo>(p);
+  if (!bars_) return;
+  if (bars_->terminal())
+    bars_->update(kTrainBar, bar, true);
+  else
+    bars_->print(line);
+}
+
+void RunLog::advance(int64_t epoch, int64_t step, int64_t step_in_epoch) {
+  if (!enabled_ || !bars_ || !bars_->terminal() || !last_progress_) return;
+  ProgressInfo p = *last_progress_;
+  p.epoch = epoch;
+  p.step = step;
+  p.step_in_epoch = step_in_epoch;
+  std::string line;
+  bars_->update(kTrainBar, train_bar(p, line));
+}
+
+void RunLog::staging(const StagingInfo& s) {
+  if (!enabled_ || !bars_) return;
+  BarLine bar;
+  bar.label = "staging";
+  bar.done = static_cast<double>(s.shards_staged);
+  bar.total = static_cast<double>(s.shard_uses);
+  bar.counts = std::to_string(s.shards_staged) +
+               (s.shard_uses > 0 ? "/" + std::to_string(s.shard_uses) : std::string()) + " shards";
+  char rate[48] = "";
+  if (s.shards_staged < s.shard_uses)  // while staging goes on; the interval rates are in metrics.jsonl
+    std::snprintf(rate, sizeof rate, " (%.1f MB/s)", s.mb_per_second);
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%s from the store%s, cache %ld hits %ld misses",
+                megabytes(s.store_bytes).c_str(), rate, static_cast<long>(s.cache_hits),
+                static_cast<long>(s.cache_misses));
+  bar.detail = buf;
+  bars_->update(kStagingBar, bar);
+}
+
+void RunLog::evaluation(int64_t done, int64_t total) {
+  if (!enabled_ || !bars_) return;
+  BarLine bar;
+  bar.label = "evaluating";
+  bar.done = static_cast<double>(done);
+  bar.total = static_cast<double>(total);
+  bar.counts = std::to_string(done) + "/" + std::to_string(total) + " batches";
+  bars_->update(kEvalBar, bar);
+}
+
+void RunLog::end_evaluation() {
+  if (enabled_ && bars_) bars_->remove(kEvalBar);
+}
+
+void RunLog::end_epoch(int64_t epoch, int64_t step, int64_t step_in_epoch, double epoch_seconds) {
+  if (!enabled_ || !bars_) return;
+  bars_->remove(kStagingBar);
+  // a run bounded by max_steps has one step bar for the whole run
+  if (last_progress_ && last_progress_->bounded_by_steps) return;
+  if (bars_->terminal() && last_progress_) {
+    ProgressInfo p = *last_progress_;
+    p.epoch = epoch;
+    p.step = step;
+    p.step_in_epoch = step_in_epoch;
+    std::string line;
+    BarLine bar = train_bar(p, line);
+    bar.eta_seconds = -1;
+    bar.detail += " took " + format_duration(epoch_seconds);
+    bars_->update(kTrainBar, bar, true);
   }
+  bars_->finish();
+}
+
+void RunLog::end_console() {
+  if (enabled_ && bars_) bars_->finish();
 }
 
 void RunLog::record(const std::string& kind, int64_t step, const std::map<std::string, double>& values) {
@@ -84,6 +164,8 @@ void RunLog::record(const std::string& kind, int64_t step, const std::map<std::s
   nlohmann::json j;
   j["kind"] = kind;
   j["step"] = step;
+  using namespace std::chrono;
+  j["timestamp"] = duration<double>(system_clock::now().time_since_epoch()).count();
   for (auto& [k, v] : values) j[k] = std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
   std::fprintf(jsonl_, "%s\n", j.dump().c_str());
   if (tb_)
@@ -94,17 +176,14 @@ void RunLog::message(const std::string& line) {
   if (!enabled_) return;
   std::fprintf(log_, "%s\n", line.c_str());
   std::fflush(log_);
-  if (console_ == ConsoleMode::off) return;
-  end_redraw();
-  std::fprintf(stdout, "%s\n", line.c_str());
-  std::fflush(stdout);
+  if (bars_) bars_->print(line);
 }
 
 void RunLog::error(const std::string& what) {
   if (!enabled_) return;
   std::fprintf(log_, "error: %s\n", what.c_str());
   std::fflush(log_);
-  end_redraw();
+  end_console();  // the caller's report on stderr starts a line of its own
   std::fflush(stdout);
 }
 

@@ -153,13 +153,17 @@ EvalResult Trainer::evaluate(BatchSource& src) {
   HostBatch b;
   std::vector<double> sums(task_->sum_names().size(), 0.0);
   double rows = 0;
+  const int64_t batches = src.batches_per_epoch();
+  int64_t done = 0;
   while (src.next(b)) {
+    if (log_) log_->evaluation(++done, batches);
     const int64_t valid = b.valid_count();  // the padding rows of the last global batch are dropped
     if (valid == 0) continue;
     TaskOutput out = task_->run(*model_, b, valid, model_device(), precision_, true);
     for (size_t i = 0; i < sums.size(); ++i) sums[i] += out.sums[i];
     rows += static_cast<double>(valid);
   }
+  if (log_) log_->end_evaluation();
   model_->train(was_training);
   sums.push_back(rows);
   sums = allreduce_sums(std::move(sums));

@@ -17,6 +17,8 @@
 #include "core/communicator.h"
 #include "core/config/train_config.h"
 #include "core/early_stopping.h"
+#include "core/logging/loader_metrics.h"
+#include "core/logging/prometheus_exporter.h"
 #include "core/logging/run_log.h"
 #include "core/loss_scaler.h"
 #include "core/module.h"
@@ -63,6 +65,10 @@ struct TrainSummary {
   int interrupted_by_signal = 0;
   int64_t skipped_steps = 0;  // fp16 overflow
   int64_t remote_requests = 0, remote_bytes = 0;
+  // The training loader's counters summed over the ranks and the run's
+  // logging intervals: the sum of metrics.jsonl's "data" rows (this process's
+  // part of a resumed run).
+  LoaderCounters train_loader;
   // The model's device and its allocator's statistics at the end of the run
   // (kernels/allocator.h; on the host these count every tensor of the process).
   std::string device = "cpu";
@@ -121,6 +127,12 @@ class Trainer {
   void train_epoch(BatchSource& train, Run& run, Progress& p);
   void after_step(BatchSource& train, Run& run, Progress& p);
   void log_progress(BatchSource& train, Run& run, Progress& p);
+  // trainer_report.cpp: the loader's counters since the last call as a "data"
+  // row (summed over the ranks; collective) and into the run's totals; returns
+  // this rank's part, for its Prometheus endpoint.
+  LoaderCounters log_loader(BatchSource& train, Run& run, Progress& p);
+  void show_console(const BatchSource& train, const Run& run, const Progress& p);  // bars between lines
+  void start_prometheus();  // logging.prometheus_port > 0; before the run directory exists
   void end_epoch(BatchSource& train, Run& run, Progress& p);
   // Evaluates on the validation source and tracks the monitored metric: best
   // weights, early stopping, a metric-driven schedule. NaN without a source.
@@ -154,9 +166,10 @@ class Trainer {
   LossScaler scaler_;
   Precision precision_;
   std::unique_ptr<GradientSync> sync_;
-  std::unique_ptr<RunDirLock> run_lock_;          // rank 0, from the start of fit()
-  std::unique_ptr<RunLog> log_;                   // from the start of fit()
-  std::unique_ptr<CheckpointRotation> rotation_;  // rank 0, made at the first save
+  std::unique_ptr<RunDirLock> run_lock_;            // rank 0, from the start of fit()
+  std::unique_ptr<RunLog> log_;                     // from the start of fit()
+  std::unique_ptr<CheckpointRotation> rotation_;    // rank 0, made at the first save
+  std::unique_ptr<PrometheusExporter> prometheus_;  // every rank, when logging.prometheus_port is set
   double flops_per_item_ = 0;
   std::function<void()> buffer_sync_;
   bool trained_since_buffer_sync_ = false;

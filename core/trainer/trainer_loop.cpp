@@ -46,6 +46,17 @@ std::string metric_of_monitor(const std::string& monitor) { return monitor.subst
 
 void Trainer::open_run_dir() {
   if (log_) return;  // a second fit() of this trainer
+  // Every rank's Prometheus port first: a port in use stops the run, on all
+  // ranks, before there is a run directory.
+  std::string port_refused;
+  try {
+    start_prometheus();
+  } catch (const Error& e) {
+    port_refused = e.what();
+  }
+  if (allreduce_sums({port_refused.empty() ? 0.0 : 1.0})[0] != 0.0)
+    throw ConfigError(!port_refused.empty() ? port_refused
+                                            : "another rank could not listen on its logging.prometheus_port");
   // Rank 0 owns the directory; every rank learns whether it got it, so that a
   // refused run stops on all ranks instead of leaving them in a collective.
   std::string refused;
@@ -65,6 +76,9 @@ void Trainer::open_run_dir() {
                   ": took over the lock of a run that ended without releasing it (" +
                   run_lock_->recovered_from() + ")");
   if (comm_.rank() == 0) write_text_file(std::filesystem::path(run_dir_) / "resolved.yaml", to_yaml(cfg_));
+  if (prometheus_)
+    log_->message("prometheus: rank 0 serves metrics on http://" + cfg_.logging.prometheus_address + ":" +
+                  std::to_string(prometheus_->port()) + "/metrics (rank r on port + its local rank)");
 }
 
 TrainSummary Trainer::fit(BatchSource& train, BatchSource* val, BatchSource* test) {
@@ -97,6 +111,7 @@ TrainSummary Trainer::run_fit(BatchSource& train, BatchSource* val, BatchSource*
   p.early =
       EarlyStopping({cfg_.early_stopping.mode, cfg_.early_stopping.patience, cfg_.early_stopping.min_delta});
   maybe_resume(train, p);
+  run.last_log_step = p.step;
   for (; p.epoch < cfg_.trainer.epochs && !run.done; ++p.epoch) {
     train_epoch(train, run, p);
     if (run.stop_signal) break;
@@ -121,6 +136,8 @@ void Trainer::train_epoch(BatchSource& train, Run& run, Progress& p) {
   run.epoch_t0 = run.last_log = now();
   run.epoch_samples = run.last_log_samples = 0;
   run.epoch_items = run.last_log_items = 0;
+  run.last_data = DataMetrics{};  // the source's figures restart with the epoch (or the resumed part)
+  run.last_data_t = run.epoch_t0;
   HostBatch batch;
   while (!run.done && train.next(batch)) {
     const bool sync = (p.micro + 1) % run.accumulate == 0 || p.micro + 1 == run.batches_per_epoch;
@@ -136,7 +153,10 @@ void Trainer::train_epoch(BatchSource& train, Run& run, Progress& p) {
     if (!optimizer_step(p.step)) p.skipped_steps++;
     p.step++;
     after_step(train, run, p);
+    show_console(train, run, p);
   }
+  log_loader(train, run, p);  // the epoch's tail since the last logging interval
+  log_->end_epoch(p.epoch, p.step, (p.micro + run.accumulate - 1) / run.accumulate, now() - run.epoch_t0);
   sync_buffers_if_trained();  // the epoch's end: buffers agree across ranks
   DataMetrics dm = train.metrics();
   p.train_seconds += now() - run.epoch_t0;
@@ -163,42 +183,6 @@ void Trainer::after_step(BatchSource& train, Run& run, Progress& p) {
                   "; checkpoint saved; continue with checkpoint.resume=auto --run-dir " + run_dir_);
     run.done = true;
   }
-}
-
-void Trainer::log_progress(BatchSource& train, Run& run, Progress& p) {
-  const double t = now(), dt = std::max(1e-9, t - run.last_log);
-  DataMetrics dm = train.metrics();
-  ProgressInfo pi;
-  pi.epoch = p.epoch;
-  pi.epochs = cfg_.trainer.epochs;
-  pi.step = p.step;
-  pi.steps_per_epoch = run.steps_per_epoch;
-  pi.step_in_epoch = (p.micro + run.accumulate - 1) / run.accumulate;
-  pi.loss = p.window_loss / static_cast<double>(std::max<int64_t>(1, p.window_batches));
-  pi.lr = optimizer_->lr();
-  pi.samples_per_second = static_cast<double>(run.epoch_samples - run.last_log_samples) * comm_.size() / dt;
-  pi.item_unit = task_->item_unit();
-  pi.items_per_second = (run.epoch_items - run.last_log_items) * comm_.size() / dt;
-  if (cfg_.trainer.peak_flops > 0)
-    pi.mfu = pi.items_per_second * flops_per_item_ / (cfg_.trainer.peak_flops * comm_.size());
-  pi.data_wait_fraction = dm.wait_seconds / std::max(1e-9, t - run.epoch_t0);
-  pi.loss_scale = scaler_.enabled() ? scaler_.scale() : 0.0;
-  pi.eta_seconds = (t - run.epoch_t0) / static_cast<double>(std::max<int64_t>(1, pi.step_in_epoch)) *
-                   static_cast<double>(run.total_steps - p.step);
-  log_->progress(pi);
-  std::map<std::string, double> values = {{"loss", pi.loss},
-                                          {"lr", pi.lr},
-                                          {"samples_per_second", pi.samples_per_second},
-                                          {pi.item_unit + "s_per_second", pi.items_per_second},
-                                          {"data_wait_fraction", pi.data_wait_fraction},
-                                          {"loss_scale", scaler_.scale()}};
-  if (pi.mfu > 0) values["mfu"] = pi.mfu;
-  log_->record("train", p.step, values);
-  p.window_loss = 0;
-  p.window_batches = 0;
-  run.last_log = t;
-  run.last_log_samples = run.epoch_samples;
-  run.last_log_items = run.epoch_items;
 }
 
 void Trainer::end_epoch(BatchSource& train, Run& run, Progress& p) {
@@ -313,6 +297,7 @@ TrainSummary Trainer::summarize(Run& run, Progress& p, BatchSource* test) {
       allreduce_sums({static_cast<double>(mine.remote_requests), static_cast<double>(mine.remote_bytes)});
   s.remote_requests = static_cast<int64_t>(io[0]);
   s.remote_bytes = static_cast<int64_t>(io[1]);
+  s.train_loader = p.loader_totals;
   const AllocatorStats mem = allocator_for(model_device()).stats();
   s.device = device_name(model_device());
   s.memory_in_use_bytes = static_cast<int64_t>(mem.in_use_bytes);
@@ -326,6 +311,7 @@ TrainSummary Trainer::summarize(Run& run, Progress& p, BatchSource* test) {
     if (!record.empty()) log_->record("test", p.step, record);
   }
   log_->flush();
+  log_->end_console();  // the caller's result line starts a line of its own
   return s;
 }
 

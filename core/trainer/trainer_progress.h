@@ -6,6 +6,7 @@
 
 #include "core/batch_source.h"
 #include "core/early_stopping.h"
+#include "core/logging/loader_metrics.h"
 #include "core/tensor.h"
 
 namespace strata {
@@ -32,7 +33,8 @@ struct Trainer::Progress {
   // totals for the summary (not restored: timing of this process)
   double train_seconds = 0, wait_seconds = 0;
   int64_t samples = 0;
-  double items = 0;  // the task's items (samples or tokens), all ranks
+  double items = 0;              // the task's items (samples or tokens), all ranks
+  LoaderCounters loader_totals;  // the training loader's, all ranks: the sum of the "data" rows
   std::vector<std::pair<std::string, Tensor>> best_weights;
 };
 
@@ -50,6 +52,10 @@ struct Trainer::Run {
   double epoch_t0 = 0, last_log = 0;
   int64_t epoch_samples = 0, last_log_samples = 0;
   double epoch_items = 0, last_log_items = 0;
+  int64_t last_log_step = 0;  // the step of the previous progress line
+  // the training source's figures at the previous "data" row, and when
+  DataMetrics last_data;
+  double last_data_t = 0;
 };
 
 }  // namespace strata

@@ -59,7 +59,7 @@ print(f"final checkpoint {os.path.basename(a)}: {len(names)} model tensors bit-i
 sa = json.load(open(os.path.join(full, "summary.json")))
 sb = json.load(open(os.path.join(cut, "summary.json")))
 # timing, remote I/O and this process's allocator figures differ between runs
-timing = {"wall_seconds", "samples_per_second", "items_per_second", "flops_per_second", "mfu", "data_wait_fraction", "remote_requests", "remote_bytes",
+timing = {"wall_seconds", "samples_per_second", "items_per_second", "flops_per_second", "mfu", "data_wait_fraction", "remote_requests", "remote_bytes", "train_loader",
           "memory_in_use_bytes", "memory_peak_bytes", "memory_cached_bytes", "memory_allocations"}
 for k in sa:
     if k in timing: continue
