@@ -10,10 +10,12 @@
 #     dependency's header (HDF5, curl, yaml-cpp, nlohmann, OpenSSL, xxhash, Eigen,
 #     OpenMP, BLAS, cuDNN, NCCL), which an embedder's compiler would not find;
 #   - a test-only binary (strata-proxy, strata-config-docs) was installed;
+#   - an installed header does not compile on its own (#include <strata/H>);
 # then builds examples/embed (#include <strata/strata.h>) against the prefix with
 # find_package(strata) and runs it (it exits non-zero if its loss did not fall).
 #   scripts/embed-check.sh [BUILD_DIR]
-#   STRATA_EMBED_DIR   scratch directory (default BUILD_DIR/embed-check): prefix/ and build/
+#   STRATA_EMBED_DIR   scratch directory (default BUILD_DIR/embed-check): prefix/, headers/, build/
+#   STRATA_JOBS        parallel compile jobs (default nproc)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$root/build}" 2>/dev/null && pwd) ||
@@ -64,10 +66,32 @@ for t in strata-proxy strata-config-docs; do
   [[ ! -e $prefix/bin/$t ]] || fail "test-only binary $t installed"
 done
 
+echo "== every installed header compiles on its own, as <strata/...>"
+mkdir -p "$work/headers"
+{
+  echo 'cmake_minimum_required(VERSION 3.25)'
+  echo 'project(strata_header_check LANGUAGES C CXX)'
+  echo 'set(CMAKE_CXX_STANDARD 20)'
+  echo 'find_package(strata REQUIRED)'
+  echo 'add_library(headers OBJECT)'
+  echo 'target_link_libraries(headers PRIVATE strata::strata)'
+} >"$work/headers/CMakeLists.txt"
+n=0
+for h in $headers; do
+  n=$((n + 1))
+  echo "#include <strata/$h>" >"$work/headers/h$n.cpp"
+  echo "target_sources(headers PRIVATE h$n.cpp)  # $h" >>"$work/headers/CMakeLists.txt"
+done
+cmake -S "$work/headers" -B "$work/headers/build" -DCMAKE_PREFIX_PATH="$prefix" >"$work/headers.log" ||
+  { cat "$work/headers.log"; exit 1; }
+cmake --build "$work/headers/build" -j "${STRATA_JOBS:-$(nproc)}" >>"$work/headers.log" 2>&1 ||
+  { grep -B2 -A8 'error' "$work/headers.log" | head -60; fail "an installed header does not compile alone (above)"; }
+echo "$n headers compiled alone"
+
 echo "== configure examples/embed against $prefix"
 cmake -S "$root/examples/embed" -B "$work/build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
   >"$work/configure.log" || { cat "$work/configure.log"; exit 1; }
 echo "== build"
-cmake --build "$work/build" -j "${STRATA_JOBS:-2}"
+cmake --build "$work/build" -j "${STRATA_JOBS:-$(nproc)}"
 echo "== run"
 "$work/build/embed_example"
