@@ -15,11 +15,12 @@ scripts/setup.sh
 
 # What the test suite needs beyond building and running strata (scripts/setup.sh):
 # the test object store (Ceph RGW, scripts/rgw.sh, with curl and uuidgen), the
-# datasets, h5dump, and iproute2 for the network-namespace cluster.
+# datasets, h5dump and h5py (shards and checkpoints read back as users would), and
+# iproute2 for the network-namespace cluster.
 # Integrator: the packages a new test needs go here.
 TEST_PACKAGES=(
   ceph-mon ceph-osd radosgw ceph-common curl uuid-runtime procps
-  dataset-fashion-mnist bible-kjv hdf5-tools iproute2
+  dataset-fashion-mnist bible-kjv hdf5-tools python3-h5py iproute2
 )
 scripts/apt-install.sh test "${TEST_PACKAGES[@]}"
 
