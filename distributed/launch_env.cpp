@@ -81,8 +81,8 @@ int tasks_on_node(const char* var, const std::string& value, int node_id) {
   auto bad = [&](const std::string& why) {
     return ConfigError(std::string(var) + "='" + value + "': " + why + " (expected counts like '4(x2),3')");
   };
-  int first = 0;   // node id of the item's first node
-  int tasks = -1;  // the answer, once found; the rest is still checked
+  long long first = 0;  // node id of the item's first node
+  int tasks = -1;       // the answer, once found; the rest is still checked
   for (size_t pos = 0; pos <= value.size();) {
     size_t end = std::min(value.find(',', pos), value.size());
     std::string_view item(value.data() + pos, end - pos);
@@ -95,7 +95,7 @@ int tasks_on_node(const char* var, const std::string& value, int node_id) {
     long long count = parse_count(item);
     if (count < 1 || repeat < 1) throw bad("malformed item '" + std::string(value, pos, end - pos) + "'");
     if (tasks < 0 && node_id < first + repeat) tasks = static_cast<int>(count);
-    first += static_cast<int>(repeat);
+    first += repeat;
     pos = end + 1;
   }
   if (tasks < 0)
