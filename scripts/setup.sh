@@ -9,12 +9,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # What building and running strata needs (the test suite's extras: scripts/test.sh;
-# the demo's: scripts/demo.sh). libgtest/libgmock: the tests are built by default.
+# the demo's: scripts/demo.sh). libgtest, libgmock and python3: the tests are built
+# by default, and their CMake files need python3 at configure time.
 PACKAGES=(
   build-essential cmake pkg-config git
   libeigen3-dev libopenblas-dev libhdf5-dev libcurl4-openssl-dev libssl-dev
   libyaml-cpp-dev nlohmann-json3-dev libxxhash-dev libcli11-dev prometheus-cpp-dev
-  libgtest-dev libgmock-dev
+  libgtest-dev libgmock-dev python3
   openmpi-bin libopenmpi-dev
 )
 scripts/apt-install.sh setup "${PACKAGES[@]}"
