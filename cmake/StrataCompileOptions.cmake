@@ -16,4 +16,8 @@ if(STRATA_SANITIZE)
     $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${STRATA_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=undefined>)
   target_link_options(strata_options INTERFACE -fsanitize=${STRATA_SANITIZE})
 endif()
+# Linked PRIVATE into every layer, so a static layer's export names it (LINK_ONLY:
+# only the sanitizer link flags reach an embedder, never -march=native or -W...).
+add_library(strata::options ALIAS strata_options)
+set_target_properties(strata_options PROPERTIES EXPORT_NAME options)
 install(TARGETS strata_options EXPORT strataTargets)

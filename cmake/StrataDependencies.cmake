@@ -34,8 +34,11 @@ if(STRATA_GEMM STREQUAL "openblas")
   find_path(STRATA_OPENBLAS_INCLUDE_DIR cblas.h
     PATH_SUFFIXES openblas-pthread openblas-openmp openblas
     PATHS /usr/include/${CMAKE_LIBRARY_ARCHITECTURE})
-  find_library(STRATA_OPENBLAS_LIBRARY NAMES openblas)
-  if(NOT STRATA_OPENBLAS_INCLUDE_DIR OR NOT STRATA_OPENBLAS_LIBRARY)
+  # BLAS::BLAS (FindBLAS), not the library's path: the exported targets name it, and
+  # strataConfig.cmake finds it again on the embedder's machine.
+  set(BLA_VENDOR OpenBLAS)
+  find_package(BLAS)
+  if(NOT STRATA_OPENBLAS_INCLUDE_DIR OR NOT TARGET BLAS::BLAS)
     message(WARNING "STRATA_GEMM=openblas but OpenBLAS (libopenblas-dev) was not found: using Eigen")
     set(STRATA_GEMM "eigen")
   endif()

@@ -7,6 +7,13 @@ else()
   set(STRATA_LIBRARY_TYPE STATIC)
 endif()
 
+# Include directories of every layer. The sources include "core/tensor.h" from the
+# source root. Installed, the headers sit in <prefix>/include/strata/<layer>/: an
+# embedder writes <strata/core/tensor.h> (found from <prefix>/include), and the
+# headers' own "core/..." includes resolve from <prefix>/include/strata.
+set(_strata_include_dirs
+  $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}> $<INSTALL_INTERFACE:include> $<INSTALL_INTERFACE:include/strata>)
+
 # strata_add_library(<layer> DIR <dir> [PUBLIC_DEPS ...] [PRIVATE_DEPS ...])
 # Builds library strata_<layer> (static; shared with STRATA_SHARED_LIBS=ON) from every .cpp under <dir> (and .cu files
 # under <dir>/cuda when the CUDA backend is on).
@@ -23,13 +30,11 @@ function(strata_add_library layer)
   set(t strata_${layer})
   if(_src)
     add_library(${t} ${STRATA_LIBRARY_TYPE} ${_src})
-    target_include_directories(${t} PUBLIC
-      $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}> $<INSTALL_INTERFACE:include/strata>)
+    target_include_directories(${t} PUBLIC ${_strata_include_dirs})
     target_link_libraries(${t} PUBLIC ${A_PUBLIC_DEPS} PRIVATE ${A_PRIVATE_DEPS} strata_options)
   else()
     add_library(${t} INTERFACE)
-    target_include_directories(${t} INTERFACE
-      $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}> $<INSTALL_INTERFACE:include/strata>)
+    target_include_directories(${t} INTERFACE ${_strata_include_dirs})
     target_link_libraries(${t} INTERFACE ${A_PUBLIC_DEPS})
   endif()
   if(STRATA_HAVE_CUDA AND _cu AND IS_DIRECTORY ${PROJECT_SOURCE_DIR}/${A_DIR}/cuda)
@@ -38,6 +43,7 @@ function(strata_add_library layer)
     set_target_properties(${t} PROPERTIES CUDA_SEPARABLE_COMPILATION OFF)
   endif()
   add_library(strata::${layer} ALIAS ${t})
+  set_target_properties(${t} PROPERTIES EXPORT_NAME ${layer})  # installed as strata::<layer> too
   set_property(GLOBAL APPEND PROPERTY STRATA_LAYER_TARGETS ${t})
   set_property(GLOBAL APPEND PROPERTY STRATA_LAYER_DIRS ${A_DIR})
 endfunction()

@@ -1,6 +1,6 @@
 // LaunchEnv: where this process sits in the job (rank, size, local rank/size),
 // read from the launcher's environment, plus the device and communicator
-// choices that follow from it.
+// choices that follow from it. docs/launch.md lists the variables per launcher.
 #pragma once
 #include <memory>
 #include <string>
@@ -14,29 +14,54 @@ struct LaunchEnv {
   int size = 1;
   int local_rank = 0;
   int local_size = 1;
-  // "ompi-env" (OMPI_COMM_WORLD_*), "mpi" (queried after MPI_Init), "none" (not launched).
+  // Which launcher's variables were read:
+  //   "ompi-env"     Open MPI's mpirun / prterun (OMPI_COMM_WORLD_*)
+  //   "torchrun-env" torchrun or a PyTorchJob (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE)
+  //   "slurm-env"    a task of an srun step (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, ...)
+  //   "mpi"          queried from MPI_COMM_WORLD after MPI_Init (PMI/PMIx without the above)
+  //   "none"         not launched: a single process
   std::string source = "none";
   bool launched() const { return source != "none"; }
 };
 
-// Open MPI's OMPI_COMM_WORLD_{RANK,SIZE,LOCAL_RANK,LOCAL_SIZE} when set. Otherwise,
-// when MPI is already initialised or another launcher's variables are present
-// (PMI_SIZE, PMIX_RANK), initialises MPI and queries MPI_COMM_WORLD and a
-// shared-memory split. Otherwise a single process (source "none").
-// Malformed or inconsistent variables are a ConfigError.
+// Reads the variables of the launcher that started this process, first match wins:
+//   1. OMPI_COMM_WORLD_RANK + _SIZE    (mpirun forked this rank itself; inside a Slurm
+//      allocation its daemons run as an srun step, so the ranks also inherit that
+//      step's SLURM_* variables, which describe the daemons, not the ranks)
+//   2. RANK + WORLD_SIZE               (torchrun's workers; torchrun may itself run
+//      under srun, one per node, with SLURM_* describing it)
+//   3. SLURM_PROCID in an srun step    (SLURM_STEP_ID or SLURM_STEPID set and not one
+//      of Slurm's special steps: a batch script has SLURM_PROCID=0 and SLURM_NTASKS=N
+//      for one process, and is not believed)
+//   4. PMI_RANK, PMI_SIZE, PMIX_RANK, or MPI already initialised: MPI is initialised
+//      and MPI_COMM_WORLD (with a shared-memory split for the local figures) is asked
+//   5. otherwise a single process (source "none").
+// A missing local rank / local size is 0 / 1. A value that is not a non-negative
+// integer, rank >= size or local rank >= local size is a ConfigError naming the
+// variable and its value.
 LaunchEnv read_launch_env();
 
-// The CUDA device for this process: STRATA_DEVICE when set, else the local rank.
-// Checked against `device_count`; out of range (or no device) is a CommError that
+// The variables say one thing, MPI another: throws ConfigError naming both (rank and
+// size) and how to start the job so that they agree. Does nothing for source "none"
+// (nothing was claimed) or when rank and size agree.
+void check_launch_matches_mpi(const LaunchEnv& env, int mpi_rank, int mpi_size);
+
+// The CUDA device for this process: STRATA_DEVICE when set, else the local rank
+// modulo `device_count`, so that both one GPU per rank (8 ranks, 8 visible GPUs)
+// and one visible GPU per task (CUDA_VISIBLE_DEVICES set per task by Slurm or
+// Kubernetes) work. No device, or STRATA_DEVICE out of range, is a CommError that
 // says which and why.
 int select_device(const LaunchEnv& env, int device_count);
 
 // Communicator factory. backend:
-//   "auto"   MPI when launched (size > 1), else single process;
+//   "auto"   MPI when launched with size > 1, else single process;
 //   "single" SingleProcessCommunicator;
 //   "mpi"    MpiCommunicator;
 //   "nccl"   NcclCommunicator (one GPU per local rank); without CUDA/NCCL or a
 //            device it throws CommError saying so (no fallback).
+// For mpi and nccl (and auto with size > 1) the launch environment is checked
+// against MPI_COMM_WORLD (check_launch_matches_mpi): torchrun's variables without
+// mpirun or srun give a world of one per process, which is refused.
 std::unique_ptr<Communicator> make_communicator(const std::string& backend = "auto");
 
 }  // namespace strata

@@ -11,6 +11,17 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 JOBS=$(nproc)
 t0=$(date +%s)
 
+# What the test suite needs beyond building and running strata (scripts/setup.sh):
+# the test object store (Ceph RGW, scripts/rgw.sh, with curl and uuidgen), the
+# datasets, h5dump and h5py (shards and checkpoints read back as users would), and
+# iproute2 for the network-namespace cluster.
+# Installed before setup.sh builds, so that a test's configure-time look-up finds its tool.
+# Integrator: the packages a new test needs go here.
+TEST_PACKAGES=(
+  ceph-mon ceph-osd radosgw ceph-common curl uuid-runtime procps
+  dataset-fashion-mnist bible-kjv hdf5-tools python3-h5py iproute2
+)
+scripts/apt-install.sh test "${TEST_PACKAGES[@]}"
 scripts/setup.sh
 
 echo "[test] full suite (build/)"

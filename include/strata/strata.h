@@ -1,0 +1,80 @@
+// strata's public C++ API in one include: #include <strata/strata.h>.
+//
+// This list is the public API by definition: `cmake --install` installs this file
+// and every header it reaches through its includes (cmake/StrataInstallHeaders.cmake),
+// and no other. A header left out of this list and of the includes of the ones in
+// it is private (docs/api.md, "Headers"). Each header can also be included alone,
+// as <strata/core/tensor.h>.
+#pragma once
+
+// errors
+#include "base/error.h"
+
+// tensors, devices, memory
+#include "core/storage.h"
+#include "core/tensor.h"
+#include "kernels/allocator.h"
+#include "kernels/device.h"
+#include "kernels/device_ops.h"
+#include "kernels/dtype.h"
+
+// ops, autograd, modules, initialisation, mixed precision
+#include "core/autograd.h"
+#include "core/init.h"
+#include "core/loss_scaler.h"
+#include "core/module.h"
+#include "core/modules/modules.h"
+#include "core/ops.h"
+#include "core/precision.h"
+#include "core/random.h"
+
+// optimisation
+#include "core/early_stopping.h"
+#include "core/grad_clip.h"
+#include "core/optim/adamw.h"
+#include "core/optim/make_optimizer.h"
+#include "core/optim/sgd.h"
+#include "core/schedule/make_schedule.h"
+#include "core/schedule/one_cycle.h"
+#include "core/schedule/plateau.h"
+#include "core/schedule/step_schedules.h"
+#include "core/schedule/warmup.h"
+
+// configuration, training loop, checkpoints
+#include "core/batch_source.h"
+#include "core/checkpoint.h"
+#include "core/communicator.h"
+#include "core/config/config.h"
+#include "core/config/load.h"
+#include "core/config/to_yaml.h"
+#include "core/safetensors.h"
+#include "core/trainer/causal_lm_task.h"
+#include "core/trainer/classification_task.h"
+#include "core/trainer/memory_source.h"
+#include "core/trainer/trainer.h"
+
+// data: sources, shards, loaders, packing
+#include "data/file_source.h"
+#include "data/http_source.h"
+#include "data/idx.h"
+#include "data/loader.h"
+#include "data/manifest.h"
+#include "data/packer.h"
+#include "data/s3_source.h"
+#include "data/shard.h"
+#include "data/source.h"
+#include "data/token_loader.h"
+#include "data/token_packer.h"
+
+// distributed: launch environment, communicators, data parallel
+#include "distributed/data_parallel.h"
+#include "distributed/launch_env.h"
+#include "distributed/mpi_communicator.h"
+
+// models
+#include "models/checkpoint_export.h"
+#include "models/checkpoint_model.h"
+#include "models/generate.h"
+#include "models/registry.h"
+#include "models/resnet.h"
+#include "models/sampling.h"
