@@ -17,7 +17,7 @@ echo "[demo] installing what is missing and building (log: runs/setup.log)"
 scripts/setup.sh >runs/setup.log 2>&1 || { tail -40 runs/setup.log; echo "[demo] setup failed (runs/setup.log)"; exit 1; }
 # What the demo needs beyond building and running strata: its datasets (Fashion-MNIST;
 # the KJV corpus for a GPT config). Integrator: the demo's further packages go here.
-DEMO_PACKAGES=(dataset-fashion-mnist bible-kjv)
+DEMO_PACKAGES=(dataset-fashion-mnist bible-kjv python3-matplotlib)  # matplotlib: scripts/strata-plot
 scripts/apt-install.sh demo "${DEMO_PACKAGES[@]}"
 
 SRC=/usr/share/datasets/fashion-mnist
