@@ -18,12 +18,11 @@ t0=$(date +%s)
 # Installed before setup.sh builds, so that a test's configure-time look-up finds its tool.
 # Integrator: the packages a new test needs go here.
 # stunnel4 + openssl: a TLS endpoint in front of RGW; python3-venv: moto's STS in
-# a venv; strace: the secrets test records every write; python3-matplotlib:
-# strata-plot's test.
+# a venv; strace: the secrets test records every write.
 TEST_PACKAGES=(
   ceph-mon ceph-osd radosgw ceph-common curl uuid-runtime procps
   dataset-fashion-mnist bible-kjv hdf5-tools python3-h5py iproute2
-  stunnel4 openssl python3-venv strace python3-matplotlib
+  stunnel4 openssl python3-venv strace
 )
 scripts/apt-install.sh test "${TEST_PACKAGES[@]}"
 scripts/setup.sh
