@@ -22,6 +22,7 @@ struct SourceStats {
   std::atomic<int64_t> requests{0};  // remote requests sent (each retry counts)
   std::atomic<int64_t> bytes{0};     // payload bytes received or sent
   std::atomic<int64_t> retries{0};
+  std::atomic<int64_t> connections{0};  // TCP connections opened for them (the rest reused one)
 };
 
 struct RetryPolicy {
@@ -30,6 +31,15 @@ struct RetryPolicy {
   double max_delay_s = 5.0;
   double connect_timeout_s = 10.0;
   double low_speed_timeout_s = 30.0;  // abort a transfer below 1 KB/s for this long
+};
+
+// How s3:// downloads a whole object (get_to_file, the shard cache's path): an
+// object larger than part_bytes comes in ranged GETs of part_bytes, up to
+// `connections` at a time (data/ranged_get.h); connections = 1 sends one plain
+// GET per object. The defaults are measured: docs/loader.md, "Transfer speed".
+struct PartedTransfer {
+  int connections = 4;
+  int64_t part_bytes = int64_t{8} << 20;
 };
 
 // Options for s3://; unset fields come from the standard AWS environment
@@ -44,6 +54,7 @@ struct SourceOptions {
   std::string session_token;
   bool path_style = true;
   RetryPolicy retry;
+  PartedTransfer parts;
 };
 
 class Source {
