@@ -69,6 +69,8 @@ void set_shared_loader_options(Options& o, const TrainConfig& c, const std::stri
   o.local_ranks = comm.local_size();
   o.batch_size = c.data.batch_size;
   o.staging_threads = static_cast<int>(c.data.staging_threads);
+  o.source.parts.connections = static_cast<int>(c.data.s3_connections);
+  o.source.parts.part_bytes = c.data.s3_part_bytes;
 }
 
 data::LoaderOptions loader_options(const TrainConfig& c, const std::string& url, const Communicator& comm,

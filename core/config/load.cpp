@@ -139,9 +139,14 @@ void assign(const ConfigKey& key, TrainConfig& cfg, const YAML::Node& n, const O
   }
 }
 
+// A section, or a group of keys inside one ("data.s3" of data.s3.connections).
 bool is_section(const std::string& name) {
   for (const ConfigSection& s : config_sections())
     if (!s.name.empty() && s.name == name) return true;
+  for (const ConfigKey& k : config_schema())
+    if (k.path.size() > name.size() && k.path.compare(0, name.size(), name) == 0 &&
+        k.path[name.size()] == '.')
+      return true;
   return false;
 }
 

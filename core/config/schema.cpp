@@ -93,6 +93,11 @@ std::vector<ConfigKey> build_schema() {
           "Training images: pad by this many zero pixels, crop back at a random offset; 0 = off"),
       key("data.augment_hflip", K::Bool, any(), STRATA_BIND(data.augment_hflip),
           "Training images: mirror left-right with probability 1/2"),
+      key("data.s3.connections", K::Int, closed(1, 64), STRATA_BIND(data.s3_connections),
+          "s3:// shards larger than data.s3.part_bytes are fetched in ranged GETs over up to this many "
+          "connections each (per staging thread); 1 = one plain GET per shard"),
+      key("data.s3.part_bytes", K::Bytes, at_least(1 << 20), STRATA_BIND(data.s3_part_bytes),
+          "Size of one ranged GET of a large s3:// shard; a shard of at most this size takes one request"),
       // optimizer
       choice("optimizer.name", optimizer_names(), STRATA_BIND(optimizer.name), "Optimizer"),
       key("optimizer.lr", K::Float, above(0), STRATA_BIND(optimizer.lr),

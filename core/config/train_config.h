@@ -44,6 +44,8 @@ struct DataConfig {
   std::string remainder = "drop";    // drop | pad
   int64_t augment_crop_padding = 0;  // training split only; 0 = no random crop
   bool augment_hflip = false;
+  int64_t s3_connections = 4;                // data.s3.connections
+  int64_t s3_part_bytes = int64_t{8} << 20;  // data.s3.part_bytes
   bool operator==(const DataConfig&) const = default;
 };
 
