@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -42,6 +43,9 @@ and prints it), then serves until SIGTERM or SIGINT.
   --truncate-first N after those, forward the next N requests but cut their
                      response after --truncate-bytes bytes (status line and
                      headers included) and close the connection
+  --stream-mbps R    pace every connection's responses to R MB/s (1e6 bytes), as
+                     a long-distance TCP stream is capped by its window over the
+                     round trip; several connections get R each
   --truncate-bytes B bytes of a truncated response that reach the client
                      (default 4096)
   --help             this text
@@ -54,6 +58,7 @@ struct Config {
   int listen_port = -1, target_port = -1;
   int delay_ms = 0, pass_first = 0, fail_first = 0, fail_status = 503, drop_first = 0, truncate_first = 0;
   long truncate_bytes = 4096;
+  double stream_mbps = 0;  // 0: unpaced
 };
 
 Config cfg;
@@ -177,6 +182,8 @@ class Connection {
     if (server_ < 0) return false;
     pump_ = std::thread([this] {
       char b[65536];
+      using Clock = std::chrono::steady_clock;
+      Clock::time_point due = Clock::now();  // when the bytes forwarded so far are due at the pace
       for (;;) {
         const ssize_t r = ::recv(server_, b, sizeof b, 0);
         if (r <= 0) break;
@@ -186,8 +193,16 @@ class Connection {
         const long cut = truncate_left_.load();
         const size_t n = cut >= 0 ? std::min<size_t>(static_cast<size_t>(r), static_cast<size_t>(cut))
                                   : static_cast<size_t>(r);
-        std::lock_guard<std::mutex> lock(write_mu_);
-        if (!send_all(client_, b, n)) break;
+        {
+          std::lock_guard<std::mutex> lock(write_mu_);
+          if (!send_all(client_, b, n)) break;
+        }
+        if (cfg.stream_mbps > 0) {
+          due = std::max(due, Clock::now() - std::chrono::milliseconds(10)) +  // idle time earns no credit
+                std::chrono::duration_cast<Clock::duration>(
+                    std::chrono::duration<double>(static_cast<double>(n) / (cfg.stream_mbps * 1e6)));
+          std::this_thread::sleep_until(due);
+        }
         if (cut >= 0 && (truncate_left_ -= static_cast<long>(n)) == 0) break;
       }
       ::shutdown(client_, SHUT_RDWR);  // the server closed: so does the client side
@@ -257,6 +272,8 @@ int parse_args(int argc, char** argv) {
       cfg.pass_first = std::atoi(v.c_str());
     else if (a == "--truncate-first")
       cfg.truncate_first = std::atoi(v.c_str());
+    else if (a == "--stream-mbps")
+      cfg.stream_mbps = std::atof(v.c_str());
     else if (a == "--truncate-bytes")
       cfg.truncate_bytes = std::atol(v.c_str());
     else if (a == "--fail-first")

@@ -176,7 +176,7 @@ STRATA_BENCH(store, "MB/s of large-object GETs from S3 with 1/4/16 connections v
       objects, size / 1048576.0, so.endpoint.c_str(), url.c_str(), so.parts.part_bytes / 1048576.0, repeats,
       load_average());
   std::printf("%-28s %9s %9s %9s %9s %12s\n", "mode", "MB/s", "best MB/s", "vs curl", "requests",
-              "connections");
+              "new conns");
   for (const Mode& m : modes) {
     const double mbs = total_mb / median(m.seconds);
     const double best = total_mb / *std::min_element(m.seconds.begin(), m.seconds.end());
