@@ -36,7 +36,7 @@ struct RetryPolicy {
 // How s3:// downloads a whole object (get_to_file, the shard cache's path): an
 // object larger than part_bytes comes in ranged GETs of part_bytes, up to
 // `connections` at a time (data/ranged_get.h); connections = 1 sends one plain
-// GET per object. The defaults are measured: docs/loader.md, "Transfer speed".
+// GET per object. The defaults are measured: docs/loader.md, "Transfer from the store".
 struct PartedTransfer {
   int connections = 4;
   int64_t part_bytes = int64_t{8} << 20;
