@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -31,12 +32,22 @@ and prints it), then serves until SIGTERM or SIGINT.
                      request to the target, and N ms before forwarding the first
                      bytes of each response to the client: every request gets
                      about 2*N ms of extra latency
+  --pass-first N     forward the first N requests untouched; the failures below
+                     count from request N+1 (default 0)
   --fail-first N     answer the first N requests (counted over all connections)
                      with --fail-status and an S3 XML error body, without
                      forwarding them; the connection stays open
   --fail-status S    status for --fail-first (default 503, code SlowDown)
   --drop-first N     after the --fail-first ones, close the connection of the
                      next N requests after reading the request, answering nothing
+  --truncate-first N after those, forward the next N requests but cut their
+                     response after --truncate-bytes bytes (status line and
+                     headers included) and close the connection
+  --stream-mbps R    pace every connection's responses to R MB/s (1e6 bytes), as
+                     a long-distance TCP stream is capped by its window over the
+                     round trip; several connections get R each
+  --truncate-bytes B bytes of a truncated response that reach the client
+                     (default 4096)
   --help             this text
 Requests must carry their body with Content-Length (chunked request bodies are
 answered 501). Counters are printed to stderr at exit.
@@ -45,11 +56,13 @@ answered 501). Counters are printed to stderr at exit.
 struct Config {
   std::string listen_host = "127.0.0.1", target_host = "127.0.0.1";
   int listen_port = -1, target_port = -1;
-  int delay_ms = 0, fail_first = 0, fail_status = 503, drop_first = 0;
+  int delay_ms = 0, pass_first = 0, fail_first = 0, fail_status = 503, drop_first = 0, truncate_first = 0;
+  long truncate_bytes = 4096;
+  double stream_mbps = 0;  // 0: unpaced
 };
 
 Config cfg;
-std::atomic<int> request_count{0}, failed{0}, dropped{0}, forwarded{0};
+std::atomic<int> request_count{0}, failed{0}, dropped{0}, truncated{0}, forwarded{0};
 std::atomic<bool> stopping{false};
 
 void on_signal(int) { stopping = true; }
@@ -119,12 +132,12 @@ class Connection {
       if (auto p = h.find("\r\ncontent-length:"); p != std::string::npos)
         body = std::strtoull(h.c_str() + p + 17, nullptr, 10);
       const bool expect = h.find("\r\nexpect: 100-continue") != std::string::npos;
-      const int n = ++request_count;
+      const int n = ++request_count - cfg.pass_first;  // <= 0: passed untouched
       if (h.find("\r\ntransfer-encoding: chunked") != std::string::npos) {
         reply(501, "NotImplemented", "strata-proxy does not forward chunked request bodies", true);
         return finish();
       }
-      if (n <= cfg.fail_first) {
+      if (n > 0 && n <= cfg.fail_first) {
         ++failed;
         // With Expect: 100-continue the client never sends the body after an
         // early final answer, so the connection cannot be reused: close it.
@@ -134,12 +147,14 @@ class Connection {
         if (expect) return finish();
         continue;
       }
-      if (n <= cfg.fail_first + cfg.drop_first) {
+      if (n > cfg.fail_first && n <= cfg.fail_first + cfg.drop_first) {
         ++dropped;
         if (!expect) skip(buf, body);
         return finish();
       }
       ++forwarded;
+      const int t = n - cfg.fail_first - cfg.drop_first;
+      if (t > 0 && t <= cfg.truncate_first) ++truncated, truncate_left_ = cfg.truncate_bytes;
       if (server_ < 0 && !open_server()) {
         reply(502, "BadGateway", "strata-proxy cannot connect to the target", true);
         return finish();
@@ -167,12 +182,28 @@ class Connection {
     if (server_ < 0) return false;
     pump_ = std::thread([this] {
       char b[65536];
+      using Clock = std::chrono::steady_clock;
+      Clock::time_point due = Clock::now();  // when the bytes forwarded so far are due at the pace
       for (;;) {
         const ssize_t r = ::recv(server_, b, sizeof b, 0);
         if (r <= 0) break;
         if (pending_delay_.exchange(false)) sleep_ms(cfg.delay_ms);
-        std::lock_guard<std::mutex> lock(write_mu_);
-        if (!send_all(client_, b, static_cast<size_t>(r))) break;
+        // The client waits for this response before its next request, so these
+        // bytes are the truncated request's.
+        const long cut = truncate_left_.load();
+        const size_t n = cut >= 0 ? std::min<size_t>(static_cast<size_t>(r), static_cast<size_t>(cut))
+                                  : static_cast<size_t>(r);
+        {
+          std::lock_guard<std::mutex> lock(write_mu_);
+          if (!send_all(client_, b, n)) break;
+        }
+        if (cfg.stream_mbps > 0) {
+          due = std::max(due, Clock::now() - std::chrono::milliseconds(10)) +  // idle time earns no credit
+                std::chrono::duration_cast<Clock::duration>(
+                    std::chrono::duration<double>(static_cast<double>(n) / (cfg.stream_mbps * 1e6)));
+          std::this_thread::sleep_until(due);
+        }
+        if (cut >= 0 && (truncate_left_ -= static_cast<long>(n)) == 0) break;
       }
       ::shutdown(client_, SHUT_RDWR);  // the server closed: so does the client side
     });
@@ -218,6 +249,7 @@ class Connection {
   std::thread pump_;
   std::mutex write_mu_;
   std::atomic<bool> pending_delay_{false};
+  std::atomic<long> truncate_left_{-1};  // >= 0: response bytes still to forward before cutting
 };
 
 int parse_args(int argc, char** argv) {
@@ -236,6 +268,14 @@ int parse_args(int argc, char** argv) {
       ok = parse_hostport(v, cfg.target_host, cfg.target_port);
     else if (a == "--delay-ms")
       cfg.delay_ms = std::atoi(v.c_str());
+    else if (a == "--pass-first")
+      cfg.pass_first = std::atoi(v.c_str());
+    else if (a == "--truncate-first")
+      cfg.truncate_first = std::atoi(v.c_str());
+    else if (a == "--stream-mbps")
+      cfg.stream_mbps = std::atof(v.c_str());
+    else if (a == "--truncate-bytes")
+      cfg.truncate_bytes = std::atol(v.c_str());
     else if (a == "--fail-first")
       cfg.fail_first = std::atoi(v.c_str());
     else if (a == "--fail-status")
@@ -249,6 +289,7 @@ int parse_args(int argc, char** argv) {
   }
   if (cfg.listen_port < 0 || cfg.target_port <= 0)
     return std::fprintf(stderr, "strata-proxy: --listen and --target are required (see --help)\n"), 2;
+  if (cfg.truncate_bytes < 0) return std::fprintf(stderr, "strata-proxy: --truncate-bytes must be >= 0\n"), 2;
   if (cfg.fail_status < 100 || cfg.fail_status > 599)
     return std::fprintf(stderr, "strata-proxy: --fail-status must be an HTTP status\n"), 2;
   return 0;
@@ -289,7 +330,9 @@ int main(int argc, char** argv) {
       conn.run();
     }).detach();
   }
-  std::fprintf(stderr, "strata-proxy: %d requests: %d forwarded, %d failed (injected), %d dropped\n",
-               request_count.load(), forwarded.load(), failed.load(), dropped.load());
+  std::fprintf(stderr,
+               "strata-proxy: %d requests: %d forwarded (%d of them truncated), %d failed (injected), %d "
+               "dropped\n",
+               request_count.load(), forwarded.load(), truncated.load(), failed.load(), dropped.load());
   return 0;
 }

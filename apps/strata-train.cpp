@@ -76,6 +76,8 @@ void set_shared_loader_options(Options& o, const TrainConfig& c, const std::stri
   o.source.addressing = data::parse_addressing_style(c.data.s3_addressing_style, "data.s3.addressing_style");
   o.source.ca_bundle = c.data.s3_ca_bundle;
   o.source.profile = c.data.s3_profile;
+  o.source.parts.connections = static_cast<int>(c.data.s3_connections);
+  o.source.parts.part_bytes = c.data.s3_part_bytes;
 }
 
 data::LoaderOptions loader_options(const TrainConfig& c, const std::string& url, const Communicator& comm,

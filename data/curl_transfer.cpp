@@ -1,6 +1,7 @@
 // libcurl transfer + retry. Why the details:
-// - one easy handle per thread, curl_easy_reset between requests: reset keeps
-//   the handle's connection cache, so keep-alive connections are reused;
+// - easy handles come from a pool (data/connection_pool.h), curl_easy_reset
+//   between requests: reset keeps the handle's connection cache, so keep-alive
+//   connections are reused;
 // - a non-2xx body is diverted to HttpResponse::error_body, so an S3 XML error
 //   never lands in a caller's download file;
 // - download files are truncated and uploads rewound before each try, so a
@@ -12,43 +13,19 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <mutex>
+#include <cstring>
 #include <random>
 #include <thread>
 
 #include "base/error.h"
+#include "data/connection_pool.h"
 
 namespace strata::data {
 namespace {
-
-struct Handle {
-  CURL* curl = nullptr;
-  pid_t owner = 0;  // the process whose connections the handle caches
-  Handle() { open(); }
-  ~Handle() {
-    if (owner == ::getpid()) curl_easy_cleanup(curl);
-  }
-  void open() {
-    static std::once_flag once;
-    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-    curl = curl_easy_init();
-    owner = ::getpid();
-  }
-};
-
-CURL* thread_handle() {
-  thread_local Handle h;
-  // A forked child inherits the parent's handle and its open connections: two
-  // processes on one socket interleave their requests (seen as "Received
-  // HTTP/0.9" from RGW). The child leaves that handle alone (cleaning it up could
-  // send a TLS close on the parent's connection) and opens its own.
-  if (h.owner != ::getpid()) h.open();
-  if (!h.curl) throw RemoteError("curl_easy_init failed", 0, "");
-  return h.curl;
-}
 
 struct Transfer {
   CURL* curl;
@@ -58,6 +35,7 @@ struct Transfer {
   FILE* in_file = nullptr;
   size_t in_offset = 0;
   int64_t received = 0;
+  int write_errno = 0;  // pwrite into req->body_fd failed
 
   bool success() const {
     long code = 0;
@@ -87,7 +65,17 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
     if (t->resp.error_body.size() < 64 * 1024) t->resp.error_body.append(data, len);
     return len;
   }
+  const int64_t at = t->req->body_offset + t->received;
   t->received += static_cast<int64_t>(len);
+  if (t->req->body_fd >= 0) {
+    for (size_t done = 0; done < len;) {
+      const ssize_t w = ::pwrite(t->req->body_fd, data + done, len - done, at + static_cast<int64_t>(done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return t->write_errno = w < 0 ? errno : EIO, 0;  // curl aborts the transfer
+      done += static_cast<size_t>(w);
+    }
+    return len;
+  }
   if (t->out_file) return std::fwrite(data, 1, len, t->out_file);
   if (t->req->body) t->req->body->insert(t->req->body->end(), data, data + len);
   return len;
@@ -167,7 +155,8 @@ std::string percent_encode(const std::string& s, bool keep_slash) {
 
 HttpResponse perform_with_retry(const HttpRequest& req, const RetryPolicy& policy, SourceStats& stats,
                                 const std::string& what) {
-  CURL* curl = thread_handle();
+  const CurlHandlePool::Lease lease = CurlHandlePool::process().borrow();
+  CURL* curl = lease.get();
   const int attempts = std::max(policy.max_attempts, 1);
   for (int attempt = 1;; ++attempt) {
     curl_easy_reset(curl);
@@ -201,6 +190,10 @@ HttpResponse perform_with_retry(const HttpRequest& req, const RetryPolicy& polic
     curl_easy_setopt(curl, CURLOPT_HEADERDATA, &t);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t);
+    // libcurl reads 16 KiB at a time by default: 16k socket reads and write
+    // callbacks for a 256 MiB shard. The curl tool reads 100 KiB; 256 KiB per
+    // pooled handle is little memory.
+    curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, 256L * 1024);
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(policy.connect_timeout_s * 1000));
     curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1024L);
     curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(std::ceil(policy.low_speed_timeout_s)));
@@ -228,8 +221,13 @@ HttpResponse perform_with_retry(const HttpRequest& req, const RetryPolicy& polic
 
     ++stats.requests;
     const CURLcode rc = curl_easy_perform(curl);
+    long connects = 0;
+    if (curl_easy_getinfo(curl, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK) stats.connections += connects;
     if (out && std::fflush(out.get()) != 0)
       throw IoError(what + ": write error on " + req.body_file->string());
+    if (t.write_errno)
+      throw IoError(what + ": cannot write at offset " + std::to_string(req.body_offset) + ": " +
+                    std::strerror(t.write_errno));
     if (rc == CURLE_OK) {
       curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &t.resp.status);
       if (t.resp.status >= 500 && attempt < attempts) {
@@ -237,8 +235,10 @@ HttpResponse perform_with_retry(const HttpRequest& req, const RetryPolicy& polic
         backoff(policy, attempt);
         continue;
       }
-      if (t.resp.status >= 200 && t.resp.status < 300)
+      if (t.resp.status >= 200 && t.resp.status < 300) {
+        t.resp.body_bytes = t.received;
         stats.bytes += t.received + (req.method == "PUT" ? upload_size : 0);
+      }
       return std::move(t.resp);
     }
     if (retryable(rc) && attempt < attempts) {

@@ -1,6 +1,7 @@
 // One HTTP request through libcurl with the project's retry policy. Shared by
-// S3Source and HttpSource. Each thread reuses one CURL easy handle, so
-// consecutive requests of a thread reuse the same keep-alive connection.
+// S3Source and HttpSource. Each request borrows an easy handle from the
+// process's CurlHandlePool, so requests reuse keep-alive connections whichever
+// thread sends them.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -24,21 +25,25 @@ struct HttpRequest {
   const std::filesystem::path* upload_file = nullptr;  // or from a file
   std::vector<uint8_t>* body = nullptr;                // 2xx body into memory
   const std::filesystem::path* body_file = nullptr;    // or into a file (truncated per attempt)
+  int body_fd = -1;                                    // or into an open file at body_offset
+  int64_t body_offset = 0;                             // (pwrite: each attempt rewrites from there)
 };
 
 struct HttpResponse {
   long status = 0;
   std::map<std::string, std::string> headers;  // names lower-case; last value wins
   std::string error_body;                      // body of a non-2xx answer (S3 XML error)
+  int64_t body_bytes = 0;                      // payload bytes of a 2xx answer
   std::string header(const std::string& lower_name) const;
 };
 
 // Sends `req`, retrying timeouts, connection errors and HTTP 5xx with
 // exponential backoff and full jitter (policy.max_attempts tries in all). Each
 // try counts in stats.requests, each retry in stats.retries, payload bytes in
-// stats.bytes. Returns the last response (a 4xx or, once tries run out, a 5xx;
-// the caller turns it into an error). Throws RemoteError (status 0) when the
-// transport failed on every try; `what` names the operation for that message.
+// stats.bytes, connections it had to open (CURLINFO_NUM_CONNECTS) in
+// stats.connections. Returns the last response (a 4xx or, once tries run out, a
+// 5xx; the caller turns it into an error). Throws RemoteError (status 0) when
+// the transport failed on every try; `what` names the operation for that message.
 HttpResponse perform_with_retry(const HttpRequest& req, const RetryPolicy& policy, SourceStats& stats,
                                 const std::string& what);
 

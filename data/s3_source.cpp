@@ -16,6 +16,7 @@
 #include "base/error.h"
 #include "data/aws_credentials.h"
 #include "data/curl_transfer.h"
+#include "data/ranged_get.h"
 #include "data/s3_xml.h"
 
 namespace strata::data {
@@ -156,6 +157,14 @@ std::vector<uint8_t> S3Source::get_range(const std::string& key, uint64_t offset
 
 void S3Source::get_to_file(const std::string& key, const std::filesystem::path& dest) {
   const std::string k = prefix_ + key;
+  if (opt_.parts.connections > 1) {
+    ObjectGet object{[&] { return base_request(opt_, "GET", object_url(k), "UNSIGNED-PAYLOAD"); },
+                     [&](const HttpResponse& resp, const std::string& range) {
+                       fail(range.empty() ? "GET" : "GET (range " + range + ")", k, resp);
+                     },
+                     "S3 GET s3://" + bucket_ + "/" + k};
+    return get_in_parts(object, dest, opt_.parts, opt_.retry, stats_);
+  }
   HttpRequest r = base_request(opt_, "GET", object_url(k), "UNSIGNED-PAYLOAD");
   r.body_file = &dest;
   HttpResponse resp = perform_with_retry(r, opt_.retry, stats_, "S3 GET s3://" + bucket_ + "/" + k);

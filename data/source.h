@@ -22,6 +22,7 @@ struct SourceStats {
   std::atomic<int64_t> requests{0};  // remote requests sent (each retry counts)
   std::atomic<int64_t> bytes{0};     // payload bytes received or sent
   std::atomic<int64_t> retries{0};
+  std::atomic<int64_t> connections{0};  // TCP connections opened for them (the rest reused one)
 };
 
 struct RetryPolicy {
@@ -38,6 +39,15 @@ class CredentialProvider;  // data/aws_credentials.h
 // virtual-host style (https://bucket.host/key); auto picks per endpoint
 // (docs/object-store.md, "Addressing").
 enum class AddressingStyle { kUnset, kAuto, kPath, kVirtual };
+
+// How s3:// downloads a whole object (get_to_file, the shard cache's path): an
+// object larger than part_bytes comes in ranged GETs of part_bytes, up to
+// `connections` at a time (data/ranged_get.h); connections = 1 sends one plain
+// GET per object. The defaults are measured: docs/loader.md, "Transfer from the store".
+struct PartedTransfer {
+  int connections = 4;
+  int64_t part_bytes = int64_t{8} << 20;
+};
 
 // Options for s3://. Unset fields come from the AWS configuration chain: the
 // environment, AWS_CONFIG_FILE (~/.aws/config) and AWS_SHARED_CREDENTIALS_FILE
@@ -56,6 +66,7 @@ struct SourceOptions {
   // Where signing keys come from; the chain fills it, or a caller plugs in its own.
   std::shared_ptr<CredentialProvider> credentials;
   RetryPolicy retry;
+  PartedTransfer parts;
 };
 
 class Source {

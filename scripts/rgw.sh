@@ -7,6 +7,8 @@
 #   rgw.sh down    stop the daemons (by pid file) and remove $CEPH_DIR
 #   rgw.sh env     print export lines for the S3_* / AWS_* variables
 #   rgw.sh status  say which daemons run and whether S3 answers
+#   rgw.sh stop-gateway / start-gateway   stop or start radosgw alone (an
+#                  outage of the S3 endpoint; the objects stay)
 #
 # Knobs: CEPH_DIR (/tmp/strata-rgw), RGW_PORT (7480), MON_PORT (6789),
 # RGW_BUCKETS ("a b": buckets to create), S3_ACCESS_KEY / S3_SECRET_KEY (fixed
@@ -180,6 +182,25 @@ cmd_status() {
   return $rc
 }
 
+# The gateway alone, for outage tests: the cluster (and the objects) stay.
+cmd_stop_gateway() {
+  running client.rgw.a || die "radosgw is not running"
+  local pid i
+  pid=$(daemon_pid client.rgw.a)
+  kill "$pid"
+  for i in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null || true
+  say "gateway stopped (pid $pid)"
+}
+
+cmd_start_gateway() {
+  local i
+  radosgw -c "$CONF" -n client.rgw.a 2>>"$CEPH_DIR/log/rgw-start.err"
+  for i in $(seq 1 240); do [ "$(http_code "$ENDPOINT/")" = 200 ] && break; sleep 0.25; done
+  [ "$(http_code "$ENDPOINT/")" = 200 ] || die "radosgw not answering on $ENDPOINT after a restart"
+  say "gateway started (pid $(daemon_pid client.rgw.a))"
+}
+
 cmd_down() {
   stop_daemons
   rm -rf "$CEPH_DIR"
@@ -191,5 +212,7 @@ case "${1:-}" in
   down) cmd_down ;;
   env) cmd_env ;;
   status) cmd_status ;;
-  *) echo "usage: $0 up|down|env|status   (env: CEPH_DIR RGW_PORT MON_PORT RGW_BUCKETS)" >&2; exit 2 ;;
+  stop-gateway) cmd_stop_gateway ;;
+  start-gateway) cmd_start_gateway ;;
+  *) echo "usage: $0 up|down|env|status|stop-gateway|start-gateway   (env: CEPH_DIR RGW_PORT MON_PORT RGW_BUCKETS)" >&2; exit 2 ;;
 esac

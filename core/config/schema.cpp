@@ -112,6 +112,11 @@ std::vector<ConfigKey> build_schema() {
       key("data.s3.profile", K::String, any(), STRATA_BIND(data.s3_profile),
           "AWS profile in ~/.aws/config and ~/.aws/credentials; set, it replaces AWS_PROFILE and the "
           "AWS_ACCESS_KEY_ID keys; \"\" = AWS_PROFILE, else default"),
+      key("data.s3.connections", K::Int, closed(1, 64), STRATA_BIND(data.s3_connections),
+          "s3:// shards larger than data.s3.part_bytes are fetched in ranged GETs over up to this many "
+          "connections each (per staging thread); 1 = one plain GET per shard"),
+      key("data.s3.part_bytes", K::Bytes, at_least(1 << 20), STRATA_BIND(data.s3_part_bytes),
+          "Size of one ranged GET of a large s3:// shard; a shard of at most this size takes one request"),
       // optimizer
       choice("optimizer.name", optimizer_names(), STRATA_BIND(optimizer.name), "Optimizer"),
       key("optimizer.lr", K::Float, above(0), STRATA_BIND(optimizer.lr),

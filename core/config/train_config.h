@@ -50,6 +50,8 @@ struct DataConfig {
   std::string s3_addressing_style;  // "" | path | virtual | auto
   std::string s3_ca_bundle;
   std::string s3_profile;
+  int64_t s3_connections = 4;                // data.s3.connections
+  int64_t s3_part_bytes = int64_t{8} << 20;  // data.s3.part_bytes
   bool operator==(const DataConfig&) const = default;
 };
 

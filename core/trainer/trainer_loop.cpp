@@ -139,7 +139,21 @@ void Trainer::train_epoch(BatchSource& train, Run& run, Progress& p) {
   run.last_data = DataMetrics{};  // the source's figures restart with the epoch (or the resumed part)
   run.last_data_t = run.epoch_t0;
   HostBatch batch;
-  while (!run.done && train.next(batch)) {
+  // A source that fails for good (a store down past its retry budget) ends the
+  // run. On one process, at a step boundary, the steps trained so far are saved
+  // first (with several ranks the others are inside a collective: the newest
+  // periodic checkpoint is where the job resumes).
+  auto next = [&] {
+    try {
+      return train.next(batch);
+    } catch (const Error& e) {
+      if (comm_.size() > 1 || p.micro % run.accumulate != 0 || p.step == 0) throw;
+      save(train, p, NAN);
+      throw Error(std::string(e.what()) + "; checkpoint of step " + std::to_string(p.step) +
+                  " saved: continue with checkpoint.resume=auto once the data can be read");
+    }
+  };
+  while (!run.done && next()) {
     const bool sync = (p.micro + 1) % run.accumulate == 0 || p.micro + 1 == run.batches_per_epoch;
     const double items_before = p.sums.empty() ? 0.0 : p.sums.back();
     const double loss = train_micro_batch(batch, sync, p);

@@ -65,6 +65,15 @@ TEST(ConfigParse, DottedKeysInTheFile) {
   EXPECT_EQ(c.model.hidden, std::vector<int64_t>{64});
 }
 
+// A group of keys inside a section ("data.s3") nests like a section, or is dotted.
+TEST(ConfigParse, KeyGroupsNestOrTakeDots) {
+  TrainConfig c = parse_config("data:\n  s3:\n    connections: 8\n    part_bytes: 16MiB\n");
+  EXPECT_EQ(c.data.s3_connections, 8);
+  EXPECT_EQ(c.data.s3_part_bytes, int64_t{16} << 20);
+  EXPECT_EQ(parse_config("data: {s3.connections: 2}\n").data.s3_connections, 2);
+  EXPECT_THROW(parse_config("data: {s3: {connection: 2}}\n"), ConfigError);
+}
+
 TEST(ConfigParse, OverridesScalarsAndLists) {
   TrainConfig c = parse_config("optimizer: {lr: 0.1}\n", "x.yaml",
                                {"optimizer.lr=0.02", "model.hidden=[512,256]", "data.cache_bytes=2GiB",
@@ -126,7 +135,9 @@ TrainConfig every_key_changed() {
             "cn-north-4",
             "virtual",
             "/etc/ca bundle.pem",
-            "obs"};
+            "obs",
+            16,
+            int64_t{3} << 20};
   c.optimizer = {"sgd", 0.1 + 0.2, 0.5, true, 0.1, 0.0, 0.8, 0.99, 1e-6, true};
   c.schedule = {"onecycle", 5,    0.01,           7, {1, 2, 3}, 0.5,  1e-5, 0.4,  0.25, 10.0,
                 100.0,      1000, "val_accuracy", 2, 0.2,       0.01, 3,    "max"};
