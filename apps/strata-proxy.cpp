@@ -13,12 +13,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -48,6 +50,13 @@ and prints it), then serves until SIGTERM or SIGINT.
                      round trip; several connections get R each
   --truncate-bytes B bytes of a truncated response that reach the client
                      (default 4096)
+  --fault-every K    besides the above, every K-th request (counted over all
+                     connections) gets the next fault of --faults, in rotation
+  --faults LIST      comma-separated: an HTTP status (503 is SlowDown), reset
+                     (close without answering), stall (hold the response for
+                     --stall-ms), truncate (cut it after --truncate-bytes);
+                     default 503
+  --stall-ms N       how long a stalled response is held (default 60000)
   --help             this text
 Requests must carry their body with Content-Length (chunked request bodies are
 answered 501). Counters are printed to stderr at exit.
@@ -59,10 +68,12 @@ struct Config {
   int delay_ms = 0, pass_first = 0, fail_first = 0, fail_status = 503, drop_first = 0, truncate_first = 0;
   long truncate_bytes = 4096;
   double stream_mbps = 0;  // 0: unpaced
+  int fault_every = 0, stall_ms = 60000;
+  std::vector<std::string> faults{"503"};  // a status, "reset", "stall" or "truncate"
 };
 
 Config cfg;
-std::atomic<int> request_count{0}, failed{0}, dropped{0}, truncated{0}, forwarded{0};
+std::atomic<int> request_count{0}, failed{0}, dropped{0}, truncated{0}, stalled{0}, forwarded{0};
 std::atomic<bool> stopping{false};
 
 void on_signal(int) { stopping = true; }
@@ -132,11 +143,33 @@ class Connection {
       if (auto p = h.find("\r\ncontent-length:"); p != std::string::npos)
         body = std::strtoull(h.c_str() + p + 17, nullptr, 10);
       const bool expect = h.find("\r\nexpect: 100-continue") != std::string::npos;
-      const int n = ++request_count - cfg.pass_first;  // <= 0: passed untouched
+      const int total = ++request_count;
+      const int n = total - cfg.pass_first;  // <= 0: passed untouched
+      // the rotation of --faults on every --fault-every-th request
+      const std::string fault =
+          cfg.fault_every > 0 && total % cfg.fault_every == 0
+              ? cfg.faults[static_cast<size_t>(total / cfg.fault_every - 1) % cfg.faults.size()]
+              : std::string();
       if (h.find("\r\ntransfer-encoding: chunked") != std::string::npos) {
         reply(501, "NotImplemented", "strata-proxy does not forward chunked request bodies", true);
         return finish();
       }
+      if (fault == "reset") {
+        ++dropped;
+        if (!expect) skip(buf, body);
+        return finish();
+      }
+      if (!fault.empty() && std::isdigit(static_cast<unsigned char>(fault[0]))) {
+        ++failed;
+        if (!expect && !skip(buf, body)) return finish();
+        const int status = std::atoi(fault.c_str());
+        reply(status, status == 503 ? "SlowDown" : "InternalError", "failure injected by strata-proxy",
+              expect);
+        if (expect) return finish();
+        continue;
+      }
+      if (fault == "stall") ++stalled, pending_stall_ = true;
+      if (fault == "truncate") ++truncated, truncate_left_ = cfg.truncate_bytes;
       if (n > 0 && n <= cfg.fail_first) {
         ++failed;
         // With Expect: 100-continue the client never sends the body after an
@@ -188,6 +221,7 @@ class Connection {
         const ssize_t r = ::recv(server_, b, sizeof b, 0);
         if (r <= 0) break;
         if (pending_delay_.exchange(false)) sleep_ms(cfg.delay_ms);
+        if (pending_stall_.exchange(false)) sleep_ms(cfg.stall_ms);  // the client may give up meanwhile
         // The client waits for this response before its next request, so these
         // bytes are the truncated request's.
         const long cut = truncate_left_.load();
@@ -248,7 +282,7 @@ class Connection {
   int client_, server_ = -1;
   std::thread pump_;
   std::mutex write_mu_;
-  std::atomic<bool> pending_delay_{false};
+  std::atomic<bool> pending_delay_{false}, pending_stall_{false};
   std::atomic<long> truncate_left_{-1};  // >= 0: response bytes still to forward before cutting
 };
 
@@ -276,7 +310,26 @@ int parse_args(int argc, char** argv) {
       cfg.stream_mbps = std::atof(v.c_str());
     else if (a == "--truncate-bytes")
       cfg.truncate_bytes = std::atol(v.c_str());
-    else if (a == "--fail-first")
+    else if (a == "--fault-every")
+      cfg.fault_every = std::atoi(v.c_str());
+    else if (a == "--stall-ms")
+      cfg.stall_ms = std::atoi(v.c_str());
+    else if (a == "--faults") {
+      cfg.faults.clear();
+      for (size_t at = 0; at <= v.size();) {
+        const size_t comma = std::min(v.find(',', at), v.size());
+        const std::string f = v.substr(at, comma - at);
+        const int status = std::atoi(f.c_str());
+        if (f != "reset" && f != "stall" && f != "truncate" && !(status >= 100 && status <= 599))
+          return std::fprintf(
+                     stderr,
+                     "strata-proxy: --faults: '%s' is none of an HTTP status, reset, stall, truncate\n",
+                     f.c_str()),
+                 2;
+        cfg.faults.push_back(f);
+        at = comma + 1;
+      }
+    } else if (a == "--fail-first")
       cfg.fail_first = std::atoi(v.c_str());
     else if (a == "--fail-status")
       cfg.fail_status = std::atoi(v.c_str());
@@ -331,8 +384,9 @@ int main(int argc, char** argv) {
     }).detach();
   }
   std::fprintf(stderr,
-               "strata-proxy: %d requests: %d forwarded (%d of them truncated), %d failed (injected), %d "
-               "dropped\n",
-               request_count.load(), forwarded.load(), truncated.load(), failed.load(), dropped.load());
+               "strata-proxy: %d requests: %d forwarded (%d of them truncated, %d stalled), %d failed "
+               "(injected), %d dropped\n",
+               request_count.load(), forwarded.load(), truncated.load(), stalled.load(), failed.load(),
+               dropped.load());
   return 0;
 }

@@ -78,6 +78,8 @@ void set_shared_loader_options(Options& o, const TrainConfig& c, const std::stri
   o.source.profile = c.data.s3_profile;
   o.source.parts.connections = static_cast<int>(c.data.s3_connections);
   o.source.parts.part_bytes = c.data.s3_part_bytes;
+  o.source.retry.max_attempts = static_cast<int>(c.data.s3_max_attempts);
+  o.source.retry.low_speed_timeout_s = c.data.s3_stall_timeout_s;
 }
 
 data::LoaderOptions loader_options(const TrainConfig& c, const std::string& url, const Communicator& comm,

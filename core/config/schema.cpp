@@ -117,6 +117,12 @@ std::vector<ConfigKey> build_schema() {
           "connections each (per staging thread); 1 = one plain GET per shard"),
       key("data.s3.part_bytes", K::Bytes, at_least(1 << 20), STRATA_BIND(data.s3_part_bytes),
           "Size of one ranged GET of a large s3:// shard; a shard of at most this size takes one request"),
+      key("data.s3.max_attempts", K::Int, closed(1, 100), STRATA_BIND(data.s3_max_attempts),
+          "Tries of one S3 request (the first included) through timeouts, connection errors and 5xx, with "
+          "exponential backoff and full jitter (0.1 s doubling to 5 s); past them the run stops naming the "
+          "object"),
+      key("data.s3.stall_timeout_s", K::Float, above(0), STRATA_BIND(data.s3_stall_timeout_s),
+          "A transfer moving under 1 KB/s for this many seconds is abandoned and tried again"),
       // optimizer
       choice("optimizer.name", optimizer_names(), STRATA_BIND(optimizer.name), "Optimizer"),
       key("optimizer.lr", K::Float, above(0), STRATA_BIND(optimizer.lr),

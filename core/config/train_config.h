@@ -52,6 +52,8 @@ struct DataConfig {
   std::string s3_profile;
   int64_t s3_connections = 4;                // data.s3.connections
   int64_t s3_part_bytes = int64_t{8} << 20;  // data.s3.part_bytes
+  int64_t s3_max_attempts = 6;               // data.s3.max_attempts
+  double s3_stall_timeout_s = 30;            // data.s3.stall_timeout_s
   bool operator==(const DataConfig&) const = default;
 };
 

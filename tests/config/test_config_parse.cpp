@@ -137,7 +137,9 @@ TrainConfig every_key_changed() {
             "/etc/ca bundle.pem",
             "obs",
             16,
-            int64_t{3} << 20};
+            int64_t{3} << 20,
+            9,
+            2.5};
   c.optimizer = {"sgd", 0.1 + 0.2, 0.5, true, 0.1, 0.0, 0.8, 0.99, 1e-6, true};
   c.schedule = {"onecycle", 5,    0.01,           7, {1, 2, 3}, 0.5,  1e-5, 0.4,  0.25, 10.0,
                 100.0,      1000, "val_accuracy", 2, 0.2,       0.01, 3,    "max"};
