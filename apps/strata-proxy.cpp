@@ -18,29 +18,17 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
+
+#include "apps/command_line.h"
 
 namespace {
 
-const char* kUsage = R"(usage: strata-proxy --listen HOST:PORT --target HOST:PORT [options]
-
-Forwards TCP connections from --listen to --target (an HTTP/1.1 server such as
+const char* kDescription = R"(Forwards TCP connections from --listen to --target (an HTTP/1.1 server such as
 the test RGW). Prints "listening on PORT" once ready (PORT 0 picks a free port
-and prints it), then serves until SIGTERM or SIGINT.
-
-  --delay-ms N       sleep N ms before forwarding the first bytes of each
-                     request to the target, and N ms before forwarding the first
-                     bytes of each response to the client: every request gets
-                     about 2*N ms of extra latency
-  --fail-first N     answer the first N requests (counted over all connections)
-                     with --fail-status and an S3 XML error body, without
-                     forwarding them; the connection stays open
-  --fail-status S    status for --fail-first (default 503, code SlowDown)
-  --drop-first N     after the --fail-first ones, close the connection of the
-                     next N requests after reading the request, answering nothing
-  --help             this text
-Requests must carry their body with Content-Length (chunked request bodies are
-answered 501). Counters are printed to stderr at exit.
-)";
+and prints it), then serves until SIGTERM or SIGINT. Requests must carry their
+body with Content-Length (chunked request bodies are answered 501). Counters are
+printed to stderr at exit.)";
 
 struct Config {
   std::string listen_host = "127.0.0.1", target_host = "127.0.0.1";
@@ -220,44 +208,46 @@ class Connection {
   std::atomic<bool> pending_delay_{false};
 };
 
+// Fills cfg. 0: serve; -1: --help or --version was printed; else a usage error's exit code.
 int parse_args(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    }
-    if (i + 1 >= argc) return std::fprintf(stderr, "strata-proxy: %s needs a value\n", a.c_str()), 2;
-    const std::string v = argv[++i];
-    bool ok = true;
-    if (a == "--listen")
-      ok = parse_hostport(v, cfg.listen_host, cfg.listen_port);
-    else if (a == "--target")
-      ok = parse_hostport(v, cfg.target_host, cfg.target_port);
-    else if (a == "--delay-ms")
-      cfg.delay_ms = std::atoi(v.c_str());
-    else if (a == "--fail-first")
-      cfg.fail_first = std::atoi(v.c_str());
-    else if (a == "--fail-status")
-      cfg.fail_status = std::atoi(v.c_str());
-    else if (a == "--drop-first")
-      cfg.drop_first = std::atoi(v.c_str());
-    else
-      return std::fprintf(stderr, "strata-proxy: unknown option %s (see --help)\n", a.c_str()), 2;
-    if (!ok)
-      return std::fprintf(stderr, "strata-proxy: %s needs HOST:PORT, got '%s'\n", a.c_str(), v.c_str()), 2;
-  }
-  if (cfg.listen_port < 0 || cfg.target_port <= 0)
-    return std::fprintf(stderr, "strata-proxy: --listen and --target are required (see --help)\n"), 2;
-  if (cfg.fail_status < 100 || cfg.fail_status > 599)
-    return std::fprintf(stderr, "strata-proxy: --fail-status must be an HTTP status\n"), 2;
+  std::string listen, target;
+  CLI::App app(kDescription, "strata-proxy");
+  strata::cli::add_version_flag(app);
+  app.add_option("--listen", listen, "Address to listen on (PORT 0: a free one)")
+      ->required()
+      ->option_text("HOST:PORT");
+  app.add_option("--target", target, "The HTTP server to forward to")->required()->option_text("HOST:PORT");
+  app.add_option(
+         "--delay-ms", cfg.delay_ms,
+         "Sleep N ms before forwarding the first bytes of each request to the target, and N ms before "
+         "forwarding the first bytes of each response to the client: about 2*N ms of extra latency per "
+         "request")
+      ->option_text("N");
+  app.add_option(
+         "--fail-first", cfg.fail_first,
+         "Answer the first N requests (counted over all connections) with --fail-status and an S3 XML "
+         "error body, without forwarding them; the connection stays open")
+      ->option_text("N");
+  app.add_option("--fail-status", cfg.fail_status, "Status for --fail-first (503: code SlowDown)")
+      ->check(CLI::Range(100, 599))
+      ->capture_default_str();
+  app.add_option("--drop-first", cfg.drop_first,
+                 "After the --fail-first ones, close the connection of the next N requests after reading the "
+                 "request, answering nothing")
+      ->option_text("N");
+  if (int rc = strata::cli::parse(app, argc, argv); rc >= 0) return rc == 0 ? -1 : rc;
+  for (auto [opt, text, host, port] : {std::tuple{"--listen", &listen, &cfg.listen_host, &cfg.listen_port},
+                                       std::tuple{"--target", &target, &cfg.target_host, &cfg.target_port}})
+    if (!parse_hostport(*text, *host, *port))
+      return std::fprintf(stderr, "strata-proxy: %s needs HOST:PORT, got '%s'\n", opt, text->c_str()), 2;
+  if (cfg.target_port == 0) return std::fprintf(stderr, "strata-proxy: --target needs a port > 0\n"), 2;
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (int rc = parse_args(argc, argv)) return rc;
+  if (int rc = parse_args(argc, argv)) return rc < 0 ? 0 : rc;  // -1: --help or --version done
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigaction(SIGTERM, &sa, nullptr);
