@@ -1,11 +1,9 @@
-// Small helpers shared by the distributed benchmarks: "--key value" options and
-// byte sizes written as 4K, 64M, 1G.
+// Byte sizes written as 4K, 64M, 1G, shared by the distributed benchmarks.
 #pragma once
 #include <cstddef>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 namespace strata::bench {
 
@@ -27,14 +25,6 @@ inline std::string format_bytes(size_t b) {
   if (b >= (size_t{1} << 20) && b % (size_t{1} << 20) == 0) return std::to_string(b >> 20) + " MB";
   if (b >= 1024 && b % 1024 == 0) return std::to_string(b >> 10) + " KB";
   return std::to_string(b) + " B";
-}
-
-// The value after `--key` in args, or `fallback`.
-inline std::string option(const std::vector<std::string>& args, const std::string& key,
-                          const std::string& fallback) {
-  for (size_t i = 0; i + 1 < args.size(); ++i)
-    if (args[i] == key) return args[i + 1];
-  return fallback;
 }
 
 }  // namespace strata::bench

@@ -52,10 +52,12 @@ std::string dtype_attribute(hid_t ds) {
 std::string dtype_name(hid_t type) {
   const size_t size = H5Tget_size(type);
   switch (H5Tget_class(type)) {
-    case H5T_INTEGER:
-      return (H5Tget_sign(type) == H5T_SGN_NONE ? "u" : "i") + std::to_string(8 * size);
+    case H5T_INTEGER: {
+      std::string name = H5Tget_sign(type) == H5T_SGN_NONE ? "u" : "i";
+      return name.append(std::to_string(8 * size));
+    }
     case H5T_FLOAT:
-      return "f" + std::to_string(8 * size);
+      return std::string("f").append(std::to_string(8 * size));
     default:
       return "other (" + std::to_string(size) + " bytes)";
   }

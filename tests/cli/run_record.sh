@@ -17,7 +17,7 @@ D=/usr/share/datasets/fashion-mnist
   --out "$W/data" --shard-size 2MiB --quiet >/dev/null
 # 10000 samples in batches of 100: 100 steps an epoch, so step 25 is mid-epoch.
 # schedule.total_steps fixes the schedule whatever trainer.max_steps is.
-ARGS=(--config "$SRC/configs/fashion_mnist_mlp.yaml" data.train_url="file://$W/data"
+ARGS=(--config "$SRC/configs/fashion_mnist_mlp.yaml" data.train_url="file://$W/data" data.test_url=
       data.cache_dir="$W/cache" data.batch_size=100 trainer.threads=1 logging.console=off
       checkpoint.every_steps=10 checkpoint.keep_last=0 schedule.total_steps=100 schedule.warmup_steps=5)
 
