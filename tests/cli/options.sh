@@ -12,14 +12,22 @@ trap 'rm -rf "$W"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 version=$(sed -n 's/^project(strata VERSION \([0-9.]*\).*/\1/p' "$SRC/CMakeLists.txt")
-commit=$(git -C "$SRC" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+in_git=$(git -C "$SRC" rev-parse --is-inside-work-tree 2>/dev/null || echo false)
 for b in strata-train strata-pack strata-bench strata-export strata-generate strata-proxy strata-config-docs \
          strata-inspect; do
   [ -x "$BIN/$b" ] || fail "$BIN/$b is not built"
   out=$("$BIN/$b" --version) || fail "$b --version exited with $?"
-  # the commit the binary was built from; -dirty when the tree had changes then
-  [[ "$out" =~ ^strata\ $version\ \(git\ $commit(-dirty)?\)$ ]] ||
-    fail "$b --version printed '$out', expected 'strata $version (git $commit[-dirty])'"
+  # the commit the binary was built from (HEAD then, which may be older than HEAD
+  # now), -dirty when the tree had changes; "unknown" outside a git checkout
+  [[ "$out" =~ ^strata\ $version\ \(git\ ([0-9a-f]{12,40}|unknown)(-dirty)?\)$ ]] ||
+    fail "$b --version printed '$out', expected 'strata $version (git <12 hex digits>[-dirty])'"
+  built=${BASH_REMATCH[1]}
+  if [ "$in_git" = true ]; then
+    git -C "$SRC" cat-file -e "$built^{commit}" 2>/dev/null ||
+      fail "$b was built from '$built', not a commit of $SRC"
+  else
+    [ "$built" = unknown ] || fail "$b names commit $built, but $SRC is not a git checkout"
+  fi
   "$BIN/$b" --help >"$W/help" || fail "$b --help exited with $?"
   grep -q "^Usage: " "$W/help" || fail "$b --help has no usage line: $(head -3 "$W/help")"
   grep -q -- "--version" "$W/help" || fail "$b --help does not list --version"
