@@ -123,7 +123,7 @@ void print_checkpoint(const json& j) {
   const std::string yaml = j["config"];
   for (size_t b = 0; b < yaml.size();) {
     const size_t e = std::min(yaml.find('\n', b), yaml.size());
-    std::printf("  %s\n", yaml.substr(b, e - b).c_str());
+    std::printf(e > b ? "  %s\n" : "%s\n", yaml.substr(b, e - b).c_str());
     b = e + 1;
   }
 }
