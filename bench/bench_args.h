@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace strata::bench {
 
@@ -25,6 +26,16 @@ inline std::string format_bytes(size_t b) {
   if (b >= (size_t{1} << 20) && b % (size_t{1} << 20) == 0) return std::to_string(b >> 20) + " MB";
   if (b >= 1024 && b % 1024 == 0) return std::to_string(b >> 10) + " KB";
   return std::to_string(b) + " B";
+}
+
+// The value after `key` in args, or `fallback`: for a benchmark not yet on
+// BenchCli (bench_cli.h), which cannot tell an unknown option; new ones declare
+// their options on `cli.app` instead.
+inline std::string option(const std::vector<std::string>& args, const std::string& key,
+                          const std::string& fallback) {
+  for (size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == key) return args[i + 1];
+  return fallback;
 }
 
 }  // namespace strata::bench
