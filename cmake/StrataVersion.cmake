@@ -19,7 +19,7 @@ if(CMAKE_SCRIPT_MODE_FILE)
       OUTPUT_VARIABLE _head RESULT_VARIABLE _rc OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
     if(_rc EQUAL 0 AND _head)
       set(_commit ${_head})
-      execute_process(COMMAND ${GIT_EXECUTABLE} -C ${STRATA_SOURCE_DIR} diff-index --quiet HEAD --
+      execute_process(COMMAND ${GIT_EXECUTABLE} -C ${STRATA_SOURCE_DIR} diff --quiet HEAD --
         RESULT_VARIABLE _dirty ERROR_QUIET)
       if(NOT _dirty EQUAL 0)
         string(APPEND _commit "-dirty")

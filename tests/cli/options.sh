@@ -38,10 +38,17 @@ for b in strata-train strata-pack strata-bench strata-export strata-generate str
   echo "$b: '$out'; --help; $(head -1 "$W/err")"
 done
 
-# A subcommand's unknown option is named too, and a usage error of strata-train's own.
+# A subcommand's or a benchmark's unknown option is named too, and usage errors of strata-train's own.
 rc=0
 "$BIN/strata-pack" idx --images a --labels b --out "$W/o" --bogus 1 2>"$W/err" || rc=$?
 [ $rc -eq 2 ] && grep -q -- "--bogus" "$W/err" || fail "strata-pack idx --bogus: exit $rc, $(cat "$W/err")"
+for bench in allreduce gemm loader train-step; do
+  rc=0
+  "$BIN/strata-bench" $bench --bogus 1 2>"$W/err" >/dev/null || rc=$?
+  [ $rc -eq 2 ] && grep -q -- "--bogus" "$W/err" || fail "strata-bench $bench --bogus: exit $rc, $(cat "$W/err")"
+  "$BIN/strata-bench" $bench --help >"$W/help" || fail "strata-bench $bench --help exited with $?"
+  grep -q "^Usage: strata-bench $bench " "$W/help" || fail "strata-bench $bench --help: $(head -3 "$W/help")"
+done
 rc=0
 "$BIN/strata-train" --config "$SRC/configs/fashion_mnist_mlp.yaml" optimizer.lr 2>"$W/err" || rc=$?
 [ $rc -eq 2 ] && grep -q "expected key=value, got 'optimizer.lr'" "$W/err" ||
