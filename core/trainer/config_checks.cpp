@@ -1,6 +1,7 @@
 #include "core/trainer/config_checks.h"
 
 #include "base/error.h"
+#include "core/optim/make_optimizer.h"
 #include "core/schedule/make_schedule.h"
 
 namespace strata {
@@ -18,6 +19,13 @@ void check_monitor(const std::string& key, const std::string& monitor, const Tas
                     known + ")");
 }
 
+// What the optimizer checks of its options (optimizer.decay_groups with sgd,
+// Nesterov without momentum) needs no parameters: it is built over none.
+class NoParameters final : public Module {
+ public:
+  Tensor forward(const Tensor& x) override { return x; }
+};
+
 }  // namespace
 
 void check_monitors(const TrainConfig& cfg, const Task& task) {
@@ -31,6 +39,8 @@ std::vector<std::string> check_config_without_data(const TrainConfig& cfg, const
   check_monitors(cfg, task);
   done.push_back("monitors: " + cfg.early_stopping.monitor + " is a validation metric of the " + task.name() +
                  " task");
+  make_optimizer(cfg.optimizer, NoParameters());
+  done.push_back("optimizer " + cfg.optimizer.name + ": its options agree with each other");
   // make_schedule takes schedule.total_steps over the derived length when it is set.
   const int64_t bound = cfg.schedule.total_steps > 0 ? cfg.schedule.total_steps : cfg.trainer.max_steps;
   if (bound > 0) {
