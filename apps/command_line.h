@@ -3,6 +3,7 @@
 // argument is an error that names it. Included by apps/*.cpp and bench/main.cpp.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <cctype>
 #include <cstdio>
 #include <string>
 
@@ -21,7 +22,8 @@ inline std::string first_unknown_option(CLI::App& app, int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--") break;
-    if (a.size() < 2 || a[0] != '-') continue;
+    if (a.size() < 2 || a[0] != '-' || std::isdigit(static_cast<unsigned char>(a[1])) || a[1] == '.')
+      continue;  // a value, or a negative number
     a = a.substr(0, a.find('='));
     bool known = app.get_option_no_throw(a) != nullptr;
     for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
