@@ -1,55 +1,40 @@
 // strata-export: a checkpoint's model tensors as a safetensors file (see
 // docs/models.md, "Export"). Option parsing only; the work is models/checkpoint_export.
+//   strata-export --checkpoint PATH|RUN_DIR --out FILE.safetensors [--dtype f32|f16|bf16]
 #include <cstdio>
 #include <iostream>
 #include <string>
 
+#include "apps/command_line.h"
 #include "base/error.h"
 #include "models/checkpoint_export.h"
 #include "models/checkpoint_model.h"
 
 namespace {
 
-const char* kUsage =
-    R"(usage: strata-export --checkpoint PATH|RUN_DIR --out FILE.safetensors [--dtype f32|f16|bf16]
-
-Writes the checkpoint's model tensors (parameters and buffers, PyTorch-style
-names) as safetensors, loadable with safetensors.torch.load_file or
-safetensors.numpy.load_file. A run directory means its latest checkpoint
-(RUN_DIR/checkpoints). The file is written atomically: it appears whole or not at all.
-
-  --checkpoint PATH  a checkpoint file (.h5) or a run directory
-  --out FILE         the safetensors file to write (replaced if it exists)
-  --dtype D          f32 (default), f16 or bf16 for floating tensors (round to nearest even)
-  --help             this text
-)";
+const char* kDescription =
+    "Writes the checkpoint's model tensors (parameters and buffers, PyTorch-style names) as safetensors,\n"
+    "loadable with safetensors.torch.load_file or safetensors.numpy.load_file. A run directory means its\n"
+    "latest checkpoint (RUN_DIR/checkpoints). The file is written atomically: it appears whole or not at "
+    "all.";
 
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace strata;
+  std::string checkpoint, out, dtype = "f32";
+  CLI::App app(kDescription, "strata-export");
+  cli::add_version_flag(app);
+  app.add_option("--checkpoint", checkpoint, "A checkpoint file (.h5) or a run directory")
+      ->required()
+      ->option_text("PATH|RUN_DIR");
+  app.add_option("--out", out, "The safetensors file to write (replaced if it exists)")
+      ->required()
+      ->option_text("FILE.safetensors");
+  app.add_option("--dtype", dtype, "Floating tensors as f32 (default), f16 or bf16 (round to nearest even)")
+      ->check(CLI::IsMember({"f32", "f16", "bf16"}));
+  if (int rc = cli::parse(app, argc, argv); rc >= 0) return rc;
   try {
-    std::string checkpoint, out, dtype = "f32";
-    for (int i = 1; i < argc; ++i) {
-      const std::string a = argv[i];
-      if (a == "--help" || a == "-h") {
-        std::fputs(kUsage, stdout);
-        return 0;
-      }
-      std::string* dest = a == "--checkpoint" ? &checkpoint
-                          : a == "--out"      ? &out
-                          : a == "--dtype"    ? &dtype
-                                              : nullptr;
-      if (!dest) throw ConfigError("unknown argument '" + a + "'");
-      if (i + 1 >= argc) throw ConfigError("option " + a + " needs a value");
-      *dest = argv[++i];
-    }
-    if (checkpoint.empty() || out.empty()) {
-      std::fputs(kUsage, stderr);
-      return 2;
-    }
-    if (dtype != "f32" && dtype != "f16" && dtype != "bf16")
-      throw ConfigError("--dtype must be f32, f16 or bf16, got '" + dtype + "'");
     const auto path = models::resolve_checkpoint_path(checkpoint);
     const Checkpoint ck = load_checkpoint(path);
     models::export_safetensors(ck, out, dtype_from_name(dtype));

@@ -1,15 +1,14 @@
 // strata-pack: packs a dataset into HDF5 shards + manifest.json (see
 // docs/data-format.md). Only option parsing lives here; the work is data/packer.
-#include <algorithm>
+//   strata-pack <idx|files|raw|tokens> [options]
+#include <unistd.h>
+
 #include <cstdio>
-#include <cstdlib>
 #include <iostream>
-#include <map>
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
+#include "apps/command_line.h"
 #include "base/error.h"
 #include "core/logging/progress_bar.h"
 #include "data/packer.h"
@@ -17,11 +16,10 @@
 
 namespace {
 
-const char* kUsage = R"(usage: strata-pack <idx|files|raw|tokens> [options]
+const char* kDescription = R"(Packs samples into HDF5 shards and writes manifest.json last (a dataset without
+manifest.json is incomplete).)";
 
-Packs samples into HDF5 shards and writes manifest.json last (a dataset without
-manifest.json is incomplete).
-
+const char* kSubcommands = R"(Subcommands:
   strata-pack idx   --images FILE --labels FILE --out URL [common options]
       IDX image file (u8, N x H x W) and label file (u8, N); .gz accepted.
       Fields: "image" u8 [H,W], "label" i64.
@@ -40,165 +38,123 @@ manifest.json is incomplete).
       is the validation split. --text: byte-level tokens (vocabulary 256), the
       files concatenated. --uint16: llm.c .bin files (magic 20240520) or raw
       uint16 files (nanoGPT); vocabulary = --vocab-size, else largest token + 1.
-
-common options:
-  --out URL           destination: a directory, file:///dir or s3://bucket/prefix
-  --shard-size SIZE   seal a shard when its samples reach SIZE (default 64MiB);
-                      units B, KB, MB, GB (powers of 1000), KiB, MiB, GiB, K, M, G
-                      (powers of 1024)
-  --deflate N         deflate level 1..9 (chunked datasets); default 0 = none
-  --prefix NAME       shard names NAME-00000.h5, ... (default "shard")
-  --endpoint URL      S3 endpoint (default: AWS_ENDPOINT_URL or S3_ENDPOINT)
-  --region NAME       S3 region (default: AWS_REGION, AWS_DEFAULT_REGION, us-east-1)
-  --quiet             no progress lines
-  --help              this text
+The common options (the Options above) go before or after the subcommand;
+`strata-pack SUBCOMMAND --help` lists each subcommand's own.
 S3 credentials come from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /
 AWS_SESSION_TOKEN or the shared credentials file (AWS_SHARED_CREDENTIALS_FILE,
-AWS_PROFILE).
-)";
+AWS_PROFILE).)";
 
-std::map<std::string, std::string> parse(int argc, char** argv) {
-  std::map<std::string, std::string> opts;
-  for (int i = 2; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--help" || a == "-h" || a == "--quiet") {
-      opts[a] = "1";
-      continue;
-    }
-    if (a.rfind("--", 0) != 0) throw strata::ConfigError("unexpected argument '" + a + "'");
-    if (a == "--text" || a == "--uint16") {  // a list: every argument up to the next option
-      std::string& list = opts[a];
-      for (; i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0; ++i) {
-        if (!list.empty()) list.push_back('\n');
-        list.append(argv[i + 1]);
-      }
-      if (list.empty()) throw strata::ConfigError("option " + a + " needs at least one file");
-      continue;
-    }
-    auto eq = a.find('=');
-    if (eq != std::string::npos) {
-      opts[a.substr(0, eq)] = a.substr(eq + 1);
-    } else {
-      if (i + 1 >= argc) throw strata::ConfigError("option " + a + " needs a value");
-      opts[a] = argv[++i];
-    }
-  }
-  return opts;
-}
-
-std::string need(std::map<std::string, std::string>& o, const std::string& key, const std::string& cmd) {
-  auto it = o.find(key);
-  if (it == o.end()) throw strata::ConfigError("strata-pack " + cmd + " needs " + key);
-  std::string v = it->second;
-  o.erase(it);
-  return v;
-}
-
-std::string take(std::map<std::string, std::string>& o, const std::string& key, const std::string& def) {
-  auto it = o.find(key);
-  if (it == o.end()) return def;
-  std::string v = it->second;
-  o.erase(it);
-  return v;
-}
-
-int64_t to_int(const std::string& key, const std::string& v) {
-  try {
-    size_t pos = 0;
-    long long n = std::stoll(v, &pos);
-    if (pos == v.size()) return n;
-  } catch (const std::exception&) {
-  }
-  throw strata::ConfigError("option " + key + " needs an integer, got '" + v + "'");
-}
-
-double to_double(const std::string& key, const std::string& v) {
-  try {
-    size_t pos = 0;
-    const double d = std::stod(v, &pos);
-    if (pos == v.size()) return d;
-  } catch (const std::exception&) {
-  }
-  throw strata::ConfigError("option " + key + " needs a number, got '" + v + "'");
-}
+// Every option of every subcommand, filled by CLI11.
+struct PackArgs {
+  std::string out, shard_size, prefix = "shard", endpoint, region;
+  int deflate = 0;
+  bool quiet = false;
+  std::string images, labels, root, input, tokens_dtype;
+  int64_t sample_bytes = 0, seq_len = 0, vocab_size = 0;
+  double val_fraction = 0.01;
+  std::vector<std::string> text, uint16;
+};
 
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace strata::data;
-  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
-    std::fputs(kUsage, argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
-  }
+  PackArgs a;
+  CLI::App app(kDescription, "strata-pack");
+  strata::cli::add_version_flag(app);
+  app.footer(kSubcommands);
+  app.require_subcommand(1);
+  app.add_option("--out", a.out, "Destination: a directory, file:///dir or s3://bucket/prefix")
+      ->option_text("URL");
+  app.add_option("--shard-size", a.shard_size,
+                 "Seal a shard when its samples reach SIZE (default 64MiB, tokens 8MiB); units B, KB, MB, GB "
+                 "(powers of 1000), KiB, MiB, GiB, K, M, G (powers of 1024)")
+      ->option_text("SIZE");
+  app.add_option("--deflate", a.deflate, "Deflate level 1..9 (chunked datasets); 0 = none")
+      ->check(CLI::Range(0, 9))
+      ->capture_default_str();
+  app.add_option("--prefix", a.prefix, "Shard names NAME-00000.h5, ...")
+      ->option_text("NAME")
+      ->capture_default_str();
+  app.add_option("--endpoint", a.endpoint, "S3 endpoint (default: AWS_ENDPOINT_URL or S3_ENDPOINT)")
+      ->option_text("URL");
+  app.add_option("--region", a.region, "S3 region (default: AWS_REGION, AWS_DEFAULT_REGION, us-east-1)")
+      ->option_text("NAME");
+  app.add_flag("--quiet", a.quiet, "No progress lines");
+
+  CLI::App* idx = app.add_subcommand("idx", "IDX images and labels (Fashion-MNIST, MNIST)");
+  idx->add_option("--images", a.images, "IDX image file (u8, N x H x W; .gz accepted)")->required();
+  idx->add_option("--labels", a.labels, "IDX label file (u8, N; .gz accepted)")->required();
+  CLI::App* files = app.add_subcommand("files", "One sample per file under DIR/<class>/...");
+  files->add_option("--root", a.root, "The directory of class subdirectories")
+      ->required()
+      ->option_text("DIR");
+  CLI::App* raw = app.add_subcommand("raw", "Fixed-size records, or token sequences, from one file");
+  raw->add_option("--input", a.input, "The file of records")->required()->option_text("FILE");
+  CLI::Option* sample_bytes =
+      raw->add_option("--sample-bytes", a.sample_bytes, "Bytes per record (field data)");
+  CLI::Option* tokens =
+      raw->add_option("--tokens", a.tokens_dtype, "Token records (field tokens) of this dtype")
+          ->check(CLI::IsMember({"u16", "i32"}));
+  CLI::Option* seq_len = raw->add_option("--seq-len", a.seq_len, "Tokens per record (with --tokens)");
+  sample_bytes->excludes(tokens);
+  tokens->needs(seq_len);
+  seq_len->needs(tokens);
+  CLI::App* tok = app.add_subcommand("tokens", "Token shards for language models, split into train and val");
+  CLI::Option* text = tok->add_option("--text", a.text, "Text files: byte-level tokens (vocabulary 256)");
+  CLI::Option* u16 = tok->add_option("--uint16", a.uint16, "llm.c .bin or raw uint16 token files");
+  text->excludes(u16);
+  tok->add_option("--val-fraction", a.val_fraction, "The last F of the token stream is the validation split")
+      ->option_text("F")
+      ->capture_default_str();
+  tok->add_option("--vocab-size", a.vocab_size, "Vocabulary for --uint16 (default: largest token + 1)");
+  for (CLI::App* sub : {idx, files, raw, tok}) sub->fallthrough();  // common options after the subcommand
+  if (int rc = strata::cli::parse(app, argc, argv); rc >= 0) return rc;
+  const std::string cmd = app.get_subcommands().front()->get_name();
   try {
-    const std::string cmd = argv[1];
-    auto o = parse(argc, argv);
-    if (o.count("--help") || o.count("-h")) {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
+    if (a.out.empty()) throw strata::ConfigError("strata-pack " + cmd + " needs --out");
     PackOptions p;
-    const bool quiet = o.erase("--quiet") > 0;
     // progress on stderr: a redrawn bar on a terminal, else a line every 10 s
     strata::ConsoleBars bars(stderr, isatty(fileno(stderr)) != 0);
     strata::TransferBar bar(bars, "packing");
-    if (!quiet) {
+    if (!a.quiet) {
       p.log = [&bars](const std::string& line) { bars.print("strata-pack: " + line); };
       p.progress = [&bar](const PackProgress& q) {
         bar.update(q.inputs_done, q.inputs_total, q.unit, q.bytes_done, q.bytes_total,
                    std::to_string(q.shards_sealed) + " shards");
       };
     }
-    p.out_url = need(o, "--out", cmd);
-    p.shard_bytes = parse_size(take(o, "--shard-size", cmd == "tokens" ? "8MiB" : "64MiB"));
-    p.deflate_level = static_cast<int>(to_int("--deflate", take(o, "--deflate", "0")));
-    if (p.deflate_level < 0 || p.deflate_level > 9) throw strata::ConfigError("--deflate must be 0..9");
-    p.prefix = take(o, "--prefix", "shard");
-    p.source.endpoint = take(o, "--endpoint", "");
-    p.source.region = take(o, "--region", "");
+    p.out_url = a.out;
+    p.shard_bytes = parse_size(!a.shard_size.empty() ? a.shard_size : cmd == "tokens" ? "8MiB" : "64MiB");
+    p.deflate_level = a.deflate;
+    p.prefix = a.prefix;
+    p.source.endpoint = a.endpoint;
+    p.source.region = a.region;
     Manifest m;
     if (cmd == "idx") {
-      const std::string images = need(o, "--images", cmd), labels = need(o, "--labels", cmd);
-      if (!o.empty()) throw strata::ConfigError("unknown option " + o.begin()->first + " for idx");
-      m = pack_idx(images, labels, p);
+      m = pack_idx(a.images, a.labels, p);
     } else if (cmd == "files") {
-      const std::string root = need(o, "--root", cmd);
-      if (!o.empty()) throw strata::ConfigError("unknown option " + o.begin()->first + " for files");
-      m = pack_files(root, p);
+      m = pack_files(a.root, p);
     } else if (cmd == "raw") {
-      const std::string input = need(o, "--input", cmd);
-      std::string dtype = "u8";
-      int64_t n = 0;
-      if (o.count("--tokens")) {
-        dtype = take(o, "--tokens", "");
-        n = to_int("--seq-len", need(o, "--seq-len", cmd));
-      } else {
-        n = to_int("--sample-bytes", need(o, "--sample-bytes", cmd));
-      }
-      if (!o.empty()) throw strata::ConfigError("unknown option " + o.begin()->first + " for raw");
-      m = pack_raw(input, dtype, n, p);
-    } else if (cmd == "tokens") {
-      TokenPackOptions t;
-      t.val_fraction = to_double("--val-fraction", take(o, "--val-fraction", "0.01"));
-      t.vocab_size = to_int("--vocab-size", take(o, "--vocab-size", "0"));
-      const bool text = o.count("--text") > 0;
-      if (text == (o.count("--uint16") > 0))
+      if (tokens->count() == 0 && sample_bytes->count() == 0)
+        throw strata::ConfigError("strata-pack raw needs --sample-bytes, or --tokens and --seq-len");
+      m = tokens->count() > 0 ? pack_raw(a.input, a.tokens_dtype, a.seq_len, p)
+                              : pack_raw(a.input, "u8", a.sample_bytes, p);
+    } else {
+      const bool from_text = text->count() > 0;
+      if (!from_text && u16->count() == 0)
         throw strata::ConfigError("strata-pack tokens needs either --text or --uint16 files");
-      const std::string list = take(o, text ? "--text" : "--uint16", "");
-      if (!o.empty()) throw strata::ConfigError("unknown option " + o.begin()->first + " for tokens");
+      TokenPackOptions t;
+      t.val_fraction = a.val_fraction;
+      t.vocab_size = a.vocab_size;
       std::vector<TokenInput> inputs;
-      for (size_t b = 0, e; b <= list.size(); b = e + 1) {
-        e = std::min(list.find('\n', b), list.size());
-        inputs.push_back({list.substr(b, e - b), text ? TokenFormat::text : TokenFormat::uint16});
-      }
+      for (const std::string& f : from_text ? a.text : a.uint16)
+        inputs.push_back({f, from_text ? TokenFormat::text : TokenFormat::uint16});
       t.pack = p;
       const TokenPackResult r = pack_tokens(inputs, t);
       std::cout << r.train.total_samples() << " train and " << r.val.total_samples()
                 << " validation tokens (vocabulary " << r.train.vocab_size << ") -> " << p.out_url << "\n";
       return 0;
-    } else {
-      throw strata::ConfigError("unknown subcommand '" + cmd +
-                                "' (expected idx, files, raw or tokens; see --help)");
     }
     bars.finish();
     std::cout << m.shards.size() << " shards, " << m.total_samples() << " samples, " << m.total_bytes()

@@ -20,47 +20,18 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
+
+#include "apps/command_line.h"
 
 namespace {
 
-const char* kUsage = R"(usage: strata-proxy --listen HOST:PORT --target HOST:PORT [options]
-
-Forwards TCP connections from --listen to --target (an HTTP/1.1 server such as
+const char* kDescription = R"(Forwards TCP connections from --listen to --target (an HTTP/1.1 server such as
 the test RGW). Prints "listening on PORT" once ready (PORT 0 picks a free port
-and prints it), then serves until SIGTERM or SIGINT.
-
-  --delay-ms N       sleep N ms before forwarding the first bytes of each
-                     request to the target, and N ms before forwarding the first
-                     bytes of each response to the client: every request gets
-                     about 2*N ms of extra latency
-  --pass-first N     forward the first N requests untouched; the failures below
-                     count from request N+1 (default 0)
-  --fail-first N     answer the first N requests (counted over all connections)
-                     with --fail-status and an S3 XML error body, without
-                     forwarding them; the connection stays open
-  --fail-status S    status for --fail-first (default 503, code SlowDown)
-  --drop-first N     after the --fail-first ones, close the connection of the
-                     next N requests after reading the request, answering nothing
-  --truncate-first N after those, forward the next N requests but cut their
-                     response after --truncate-bytes bytes (status line and
-                     headers included) and close the connection
-  --stream-mbps R    pace every connection's responses to R MB/s (1e6 bytes), as
-                     a long-distance TCP stream is capped by its window over the
-                     round trip; several connections get R each
-  --truncate-bytes B bytes of a truncated response that reach the client
-                     (default 4096)
-  --fault-every K    besides the above, every K-th request (counted over all
-                     connections) gets the next fault of --faults, in rotation
-  --faults LIST      comma-separated: an HTTP status (503 is SlowDown), reset
-                     (close without answering), stall (hold the response for
-                     --stall-ms), truncate (cut it after --truncate-bytes);
-                     default 503
-  --stall-ms N       how long a stalled response is held (default 60000)
-  --help             this text
-Requests must carry their body with Content-Length (chunked request bodies are
-answered 501). Counters are printed to stderr at exit.
-)";
+and prints it), then serves until SIGTERM or SIGINT. Requests must carry their
+body with Content-Length (chunked request bodies are answered 501). Counters are
+printed to stderr at exit.)";
 
 struct Config {
   std::string listen_host = "127.0.0.1", target_host = "127.0.0.1";
@@ -286,72 +257,78 @@ class Connection {
   std::atomic<long> truncate_left_{-1};  // >= 0: response bytes still to forward before cutting
 };
 
+// Fills cfg. 0: serve; -1: --help or --version was printed; else a usage error's exit code.
 int parse_args(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    }
-    if (i + 1 >= argc) return std::fprintf(stderr, "strata-proxy: %s needs a value\n", a.c_str()), 2;
-    const std::string v = argv[++i];
-    bool ok = true;
-    if (a == "--listen")
-      ok = parse_hostport(v, cfg.listen_host, cfg.listen_port);
-    else if (a == "--target")
-      ok = parse_hostport(v, cfg.target_host, cfg.target_port);
-    else if (a == "--delay-ms")
-      cfg.delay_ms = std::atoi(v.c_str());
-    else if (a == "--pass-first")
-      cfg.pass_first = std::atoi(v.c_str());
-    else if (a == "--truncate-first")
-      cfg.truncate_first = std::atoi(v.c_str());
-    else if (a == "--stream-mbps")
-      cfg.stream_mbps = std::atof(v.c_str());
-    else if (a == "--truncate-bytes")
-      cfg.truncate_bytes = std::atol(v.c_str());
-    else if (a == "--fault-every")
-      cfg.fault_every = std::atoi(v.c_str());
-    else if (a == "--stall-ms")
-      cfg.stall_ms = std::atoi(v.c_str());
-    else if (a == "--faults") {
-      cfg.faults.clear();
-      for (size_t at = 0; at <= v.size();) {
-        const size_t comma = std::min(v.find(',', at), v.size());
-        const std::string f = v.substr(at, comma - at);
+  std::string listen, target;
+  CLI::App app(kDescription, "strata-proxy");
+  strata::cli::add_version_flag(app);
+  app.add_option("--listen", listen, "Address to listen on (PORT 0: a free one)")
+      ->required()
+      ->option_text("HOST:PORT");
+  app.add_option("--target", target, "The HTTP server to forward to")->required()->option_text("HOST:PORT");
+  app.add_option(
+         "--delay-ms", cfg.delay_ms,
+         "Sleep N ms before forwarding the first bytes of each request to the target, and N ms before "
+         "forwarding the first bytes of each response to the client: about 2*N ms of extra latency per "
+         "request")
+      ->option_text("N");
+  app.add_option(
+         "--fail-first", cfg.fail_first,
+         "Answer the first N requests (counted over all connections) with --fail-status and an S3 XML "
+         "error body, without forwarding them; the connection stays open")
+      ->option_text("N");
+  app.add_option("--fail-status", cfg.fail_status, "Status for --fail-first (503: code SlowDown)")
+      ->check(CLI::Range(100, 599))
+      ->capture_default_str();
+  app.add_option("--drop-first", cfg.drop_first,
+                 "After the --fail-first ones, close the connection of the next N requests after reading the "
+                 "request, answering nothing")
+      ->option_text("N");
+  app.add_option("--pass-first", cfg.pass_first,
+                 "Forward the first N requests untouched; the failures count from request N+1")
+      ->option_text("N");
+  app.add_option("--truncate-first", cfg.truncate_first,
+                 "After those, forward the next N requests but cut their response after --truncate-bytes "
+                 "bytes (status line and headers included) and close the connection")
+      ->option_text("N");
+  app.add_option("--truncate-bytes", cfg.truncate_bytes,
+                 "Bytes of a truncated response that reach the client")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--stream-mbps", cfg.stream_mbps,
+                 "Pace every connection's responses to R MB/s (1e6 bytes), as a long-distance TCP stream is "
+                 "capped by its window over the round trip; several connections get R each")
+      ->option_text("R");
+  app.add_option(
+         "--fault-every", cfg.fault_every,
+         "Besides the above, every K-th request (counted over all connections) gets the next fault of "
+         "--faults, in rotation")
+      ->option_text("K");
+  app.add_option("--faults", cfg.faults,
+                 "Comma-separated: an HTTP status (503 is SlowDown), reset (close without answering), stall "
+                 "(hold the response for --stall-ms), truncate (cut it after --truncate-bytes)")
+      ->delimiter(',')
+      ->check([](const std::string& f) {
         const int status = std::atoi(f.c_str());
-        if (f != "reset" && f != "stall" && f != "truncate" && !(status >= 100 && status <= 599))
-          return std::fprintf(
-                     stderr,
-                     "strata-proxy: --faults: '%s' is none of an HTTP status, reset, stall, truncate\n",
-                     f.c_str()),
-                 2;
-        cfg.faults.push_back(f);
-        at = comma + 1;
-      }
-    } else if (a == "--fail-first")
-      cfg.fail_first = std::atoi(v.c_str());
-    else if (a == "--fail-status")
-      cfg.fail_status = std::atoi(v.c_str());
-    else if (a == "--drop-first")
-      cfg.drop_first = std::atoi(v.c_str());
-    else
-      return std::fprintf(stderr, "strata-proxy: unknown option %s (see --help)\n", a.c_str()), 2;
-    if (!ok)
-      return std::fprintf(stderr, "strata-proxy: %s needs HOST:PORT, got '%s'\n", a.c_str(), v.c_str()), 2;
-  }
-  if (cfg.listen_port < 0 || cfg.target_port <= 0)
-    return std::fprintf(stderr, "strata-proxy: --listen and --target are required (see --help)\n"), 2;
-  if (cfg.truncate_bytes < 0) return std::fprintf(stderr, "strata-proxy: --truncate-bytes must be >= 0\n"), 2;
-  if (cfg.fail_status < 100 || cfg.fail_status > 599)
-    return std::fprintf(stderr, "strata-proxy: --fail-status must be an HTTP status\n"), 2;
+        return f == "reset" || f == "stall" || f == "truncate" || (status >= 100 && status <= 599)
+                   ? std::string()
+                   : "'" + f + "' is none of an HTTP status, reset, stall, truncate";
+      })
+      ->capture_default_str();
+  app.add_option("--stall-ms", cfg.stall_ms, "How long a stalled response is held")->capture_default_str();
+  if (int rc = strata::cli::parse(app, argc, argv); rc >= 0) return rc == 0 ? -1 : rc;
+  for (auto [opt, text, host, port] : {std::tuple{"--listen", &listen, &cfg.listen_host, &cfg.listen_port},
+                                       std::tuple{"--target", &target, &cfg.target_host, &cfg.target_port}})
+    if (!parse_hostport(*text, *host, *port))
+      return std::fprintf(stderr, "strata-proxy: %s needs HOST:PORT, got '%s'\n", opt, text->c_str()), 2;
+  if (cfg.target_port == 0) return std::fprintf(stderr, "strata-proxy: --target needs a port > 0\n"), 2;
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (int rc = parse_args(argc, argv)) return rc;
+  if (int rc = parse_args(argc, argv)) return rc < 0 ? 0 : rc;  // -1: --help or --version done
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigaction(SIGTERM, &sa, nullptr);

@@ -1,4 +1,4 @@
-// strata-train --config FILE [--run-dir DIR] [key=value ...]
+// strata-train --config FILE [--run-dir DIR] [--dry-run | --print-config] [key=value ...]
 // Wiring only: config -> communicator, loaders, model, Trainer. The loop lives in
 // core/trainer; see docs/configuration.md for every key.
 #include <unistd.h>
@@ -13,9 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "apps/command_line.h"
 #include "base/error.h"
 #include "core/config/load.h"
+#include "core/config/to_yaml.h"
 #include "core/random.h"
+#include "core/trainer/config_checks.h"
 #include "core/trainer/trainer.h"
 #include "data/loader.h"
 #include "data/s3_endpoint.h"
@@ -29,16 +32,6 @@ namespace fs = std::filesystem;
 using namespace strata;
 
 namespace {
-
-void usage(std::FILE* f) {
-  std::fprintf(f,
-               "usage: strata-train --config FILE [--run-dir DIR] [key=value ...]\n"
-               "  --config FILE   YAML training config (see docs/configuration.md)\n"
-               "  --run-dir DIR   where logs, checkpoints and summary.json go\n"
-               "                  (default: runs/<config name>-<date>-<time>)\n"
-               "  key=value       override a config key, e.g. optimizer.lr=0.01 model.hidden=[512,256]\n"
-               "Environment: STRATA_CACHE_DIR overrides data.cache_dir (a node-local cache per node).\n");
-}
 
 std::string format_metric(double v) {
   char b[32];
@@ -168,32 +161,58 @@ Sources token_sources(const TrainConfig& cfg, const Communicator& comm) {
   return s;
 }
 
+const char* kDescription =
+    "Trains the model a YAML config describes, data-parallel over MPI when launched with several ranks.\n"
+    "Every config key and its default: docs/configuration.md; the command line: docs/cli.md.\n"
+    "Environment: STRATA_CACHE_DIR overrides data.cache_dir (a node-local cache per node).";
+
+// --dry-run: the config and every check that needs no data; the resolved YAML
+// on stdout; no run directory, no data read, no communicator.
+int dry_run(const TrainConfig& cfg, const std::string& config, bool quiet) {
+  if (cfg.data.train_url.empty()) throw ConfigError(config + ": data.train_url is required");
+  const models::ModelEntry& entry = models::model_entry(cfg.model.name);  // an unknown name fails here
+  const std::vector<std::string> checked = check_config_without_data(cfg, *make_task(entry.task, {}));
+  std::fputs(to_yaml(cfg).c_str(), stdout);
+  if (quiet) return 0;
+  std::fprintf(stderr, "strata-train: dry run: %s is valid (every key, the checks between keys)\n",
+               config.c_str());
+  std::fprintf(stderr, "  model %s: a known model of the %s task\n", cfg.model.name.c_str(),
+               entry.task.c_str());
+  for (const std::string& line : checked) std::fprintf(stderr, "  %s\n", line.c_str());
+  std::fprintf(stderr,
+               "  not read: the data (sample shape, vocabulary, steps per epoch are checked when a run "
+               "starts, before its run directory is made)\n"
+               "  no run directory was created\n");
+  return 0;
+}
+
 int run(int argc, char** argv) {
   std::string config, run_dir;
   std::vector<std::string> overrides;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "-h" || a == "--help") {
-      usage(stdout);
-      return 0;
-    } else if (a == "--config" && i + 1 < argc) {
-      config = argv[++i];
-    } else if (a == "--run-dir" && i + 1 < argc) {
-      run_dir = argv[++i];
-    } else if (a.find('=') != std::string::npos && a.rfind("--", 0) != 0) {
-      overrides.push_back(a);
-    } else {
-      std::fprintf(stderr, "strata-train: unexpected argument '%s'\n", a.c_str());
-      usage(stderr);
-      return 2;
-    }
-  }
-  if (config.empty()) {
-    std::fprintf(stderr, "strata-train: --config FILE is required\n");
-    usage(stderr);
-    return 2;
-  }
+  bool dry = false, print_config = false;
+  CLI::App app(kDescription, "strata-train");
+  cli::add_version_flag(app);
+  app.add_option("--config", config, "YAML training config (see docs/configuration.md)")
+      ->required()
+      ->option_text("FILE");
+  app.add_option(
+         "--run-dir", run_dir,
+         "Where logs, checkpoints, run.json and summary.json go (default: runs/<config name>-<date>-<time>)")
+      ->option_text("DIR");
+  app.add_flag("--dry-run", dry,
+               "Check the config (every key, the checks between keys that need no data), print the resolved "
+               "YAML, create no run directory");
+  app.add_flag("--print-config", print_config, "Print the resolved YAML after the same checks, nothing else");
+  app.add_option("overrides", overrides, "Config overrides, e.g. optimizer.lr=0.01 model.hidden=[512,256]")
+      ->option_text("KEY=VALUE ...")
+      ->check(CLI::Validator(
+          [](std::string& a) {
+            return a.find('=') == std::string::npos ? "expected key=value, got '" + a + "'" : "";
+          },
+          "KEY=VALUE"));
+  if (int rc = cli::parse(app, argc, argv); rc >= 0) return rc;
   TrainConfig cfg = load_config(config, overrides);
+  if (dry || print_config) return dry_run(cfg, config, print_config && !dry);
   auto comm = make_communicator("auto");
   if (run_dir.empty()) run_dir = default_run_dir(config);
   if (comm->size() > 1) {  // every rank uses rank 0's directory name
@@ -216,6 +235,11 @@ int run(int argc, char** argv) {
   if (comm->size() > 1) ddp = std::make_unique<DataParallel>(*comm, model);
   Trainer trainer(cfg, run_dir, model, make_task(entry.task, data.task), *comm);
   trainer.set_flops_per_item(entry.train_flops(spec));
+  RunRecord record;
+  record.command_line.assign(argv, argv + argc);
+  record.overrides = overrides;
+  record.config_file = config;
+  trainer.set_run_record(std::move(record));
   BucketedGradientSync* bucketed = nullptr;
   if (ddp) {
     auto sync = ddp->make_gradient_sync();

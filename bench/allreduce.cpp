@@ -44,15 +44,27 @@ double median(std::vector<double> v) {
 
 STRATA_BENCH(allreduce, "allreduce bus bandwidth, strata vs plain MPI_Allreduce (run under mpirun)") {
   using namespace strata;
-  using bench::option;
-  size_t min_b = bench::parse_bytes(option(args, "--min", "4K"));
-  size_t max_b = bench::parse_bytes(option(args, "--max", "256M"));
-  int reps = std::stoi(option(args, "--reps", "7"));
-  int warmup = std::stoi(option(args, "--warmup", "3"));
-  DType dtype = dtype_from_name(option(args, "--dtype", "f32"));
-  ReduceOp rop = option(args, "--op", "sum") == "avg" ? ReduceOp::avg : ReduceOp::sum;
+  std::string min_s = "4K", max_s = "256M", dtype_s = "f32", op = "sum", half = "auto";
+  int reps = 7, warmup = 3;
+  cli.app.add_option("--min", min_s, "Smallest message (4K, 64M, 1G)")->capture_default_str();
+  cli.app.add_option("--max", max_s, "Largest message; sizes double from --min")->capture_default_str();
+  cli.app.add_option("--reps", reps, "Timed repetitions per size (the median is reported)")
+      ->capture_default_str();
+  cli.app.add_option("--warmup", warmup, "Untimed repetitions first")->capture_default_str();
+  cli.app.add_option("--dtype", dtype_s, "Element type (f32, f16, bf16, f64, ...)")->capture_default_str();
+  cli.app.add_option("--op", op, "Reduction")->check(CLI::IsMember({"sum", "avg"}))->capture_default_str();
+  cli.app
+      .add_option("--half", half,
+                  "fp16/bf16: reduce with an MPI user op (op), convert to f32 and back "
+                  "(convert), or as MpiOptions::from_env says (auto)")
+      ->check(CLI::IsMember({"auto", "convert", "op"}))
+      ->capture_default_str();
+  if (int rc = cli.parse(); rc >= 0) return rc;
+  size_t min_b = bench::parse_bytes(min_s);
+  size_t max_b = bench::parse_bytes(max_s);
+  DType dtype = dtype_from_name(dtype_s);
+  ReduceOp rop = op == "avg" ? ReduceOp::avg : ReduceOp::sum;
   MpiOptions opts = MpiOptions::from_env();
-  std::string half = option(args, "--half", "auto");
   if (half != "auto") opts.half_reduce_op = half == "op";
   MpiCommunicator comm(opts);
   const int n = comm.size();

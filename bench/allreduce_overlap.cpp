@@ -45,8 +45,12 @@ double median(std::vector<double> v) {
 
 STRATA_BENCH(allreduce_overlap, "async allreduce overlap with compute: wait vs poll vs progress thread") {
   using namespace strata;
-  size_t bytes = bench::parse_bytes(bench::option(args, "--size", "64M"));
-  int reps = std::stoi(bench::option(args, "--reps", "5"));
+  std::string size = "64M";
+  int reps = 5;
+  cli.app.add_option("--size", size, "Message size (4K, 64M, 1G)")->capture_default_str();
+  cli.app.add_option("--reps", reps, "Repetitions per mode")->capture_default_str();
+  if (int rc = cli.parse(); rc >= 0) return rc;
+  size_t bytes = bench::parse_bytes(size);
   MpiOptions base = MpiOptions::from_env();
   base.progress_thread = false;
   MpiOptions threaded = base;

@@ -1,5 +1,4 @@
-// Small helpers shared by the distributed benchmarks: "--key value" options and
-// byte sizes written as 4K, 64M, 1G.
+// Byte sizes written as 4K, 64M, 1G, shared by the distributed benchmarks.
 #pragma once
 #include <cstddef>
 #include <cstdlib>
@@ -29,7 +28,9 @@ inline std::string format_bytes(size_t b) {
   return std::to_string(b) + " B";
 }
 
-// The value after `--key` in args, or `fallback`.
+// The value after `key` in args, or `fallback`: for a benchmark not yet on
+// BenchCli (bench_cli.h), which cannot tell an unknown option; new ones declare
+// their options on `cli.app` instead.
 inline std::string option(const std::vector<std::string>& args, const std::string& key,
                           const std::string& fallback) {
   for (size_t i = 0; i + 1 < args.size(); ++i)

@@ -66,16 +66,24 @@ struct Samples {
 
 STRATA_BENCH(ddp, "data-parallel step: bucketed overlap vs plain allreduce vs no sync (mpirun -np 2)") {
   using namespace strata;
-  const int64_t batch = std::stoll(bench::option(args, "--batch", "32"));
-  const int steps = std::stoi(bench::option(args, "--steps", "8"));
-  const int rounds = std::stoi(bench::option(args, "--rounds", "3"));
-  const int64_t in = std::stoll(bench::option(args, "--in", "1024"));
-  const auto hidden = parse_list(bench::option(args, "--hidden", "2048,2048,2048"));
-  const int threads = std::stoi(bench::option(args, "--threads", "1"));
+  int64_t batch = 32, in = 1024;
+  int steps = 8, rounds = 3, threads = 1;
+  std::string hidden_list = "2048,2048,2048";
+  double bucket_mb = 25, first_bucket_mb = 1;
+  cli.app.add_option("--batch", batch, "Samples per rank per step")->capture_default_str();
+  cli.app.add_option("--steps", steps, "Timed steps per round")->capture_default_str();
+  cli.app.add_option("--rounds", rounds, "Rounds per mode (the median is reported)")->capture_default_str();
+  cli.app.add_option("--in", in, "Input features of the MLP")->capture_default_str();
+  cli.app.add_option("--hidden", hidden_list, "Hidden layer widths, comma-separated")->capture_default_str();
+  cli.app.add_option("--threads", threads, "CPU compute threads per rank")->capture_default_str();
+  cli.app.add_option("--bucket-mb", bucket_mb, "Gradient bucket size")->capture_default_str();
+  cli.app.add_option("--first-bucket-mb", first_bucket_mb, "The first (small) bucket's size")
+      ->capture_default_str();
+  if (int rc = cli.parse(); rc >= 0) return rc;
+  const auto hidden = parse_list(hidden_list);
   BucketOptions bo;
-  bo.bucket_bytes = static_cast<size_t>(std::stod(bench::option(args, "--bucket-mb", "25")) * (1 << 20));
-  bo.first_bucket_bytes =
-      static_cast<size_t>(std::stod(bench::option(args, "--first-bucket-mb", "1")) * (1 << 20));
+  bo.bucket_bytes = static_cast<size_t>(bucket_mb * (1 << 20));
+  bo.first_bucket_bytes = static_cast<size_t>(first_bucket_mb * (1 << 20));
   set_num_threads(threads);
 
   MpiOptions polled_opts = MpiOptions::from_env();

@@ -151,37 +151,49 @@ double best_gflops(int64_t n, Fn fn) {
 // about 0.1 s after a call, libgomp for a shorter while).
 void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(250)); }
 
-std::vector<int64_t> parse_sizes(const std::string& s) {
-  std::vector<int64_t> r;
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    size_t comma = s.find(',', pos);
-    std::string tok = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    if (!tok.empty()) r.push_back(std::stoll(tok));
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  return r;
-}
-
-int gemm_cpu(const std::vector<std::string>& args);
+int gemm_cpu(int threads, std::vector<int64_t> sizes, int units);
 
 }  // namespace
 
-STRATA_BENCH(gemm,
-             "fp32 GEMM GFLOP/s: strata cpu::gemm vs bare Eigen vs OpenBLAS, and % of fp32 peak "
-             "[--threads N] [--sizes 256,512,...] [--fma-units N] [--clock wall|cpu]; --device cuda: "
-             "fp32/fp16/bf16 TFLOP/s through strata vs direct cuBLASLt vs torch (see --device cuda --help)") {
-  std::vector<std::string> cpu_args;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--device" && i + 1 < args.size() && args[i + 1] == "cuda")
-      return strata::bench::gemm_cuda(args);
-    if (args[i] == "--device" && i + 1 < args.size() && args[i + 1] == "cpu")
-      ++i;
-    else
-      cpu_args.push_back(args[i]);
+STRATA_BENCH(
+    gemm,
+    "fp32 GEMM GFLOP/s: strata cpu::gemm vs bare Eigen vs OpenBLAS, and % of fp32 peak; --device cuda: "
+    "fp32/fp16/bf16 TFLOP/s through strata vs direct cuBLASLt vs torch") {
+  std::string device = "cpu", clock = "wall";
+  std::vector<int64_t> sizes;
+  int threads = 0, units = 2;
+  strata::bench::GpuGemmOptions gpu;
+  cli.app
+      .add_option("--device", device, "cpu: strata vs Eigen vs OpenBLAS; cuda: strata vs cuBLASLt vs torch")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  cli.app
+      .add_option("--sizes", sizes,
+                  "Square sizes n, comma-separated (default cpu 256,...,4096; cuda 4096,8192)")
+      ->delimiter(',');
+  cli.app.add_option("--threads", threads, "cpu: compute threads (0 = all cores)")->capture_default_str();
+  cli.app.add_option("--fma-units", units, "cpu: AVX-512 FMA units per core, for the peak")
+      ->check(CLI::IsMember({1, 2}))
+      ->capture_default_str();
+  cli.app.add_option("--clock", clock, "cpu: time by the wall clock or by process CPU time / threads")
+      ->check(CLI::IsMember({"wall", "cpu"}))
+      ->capture_default_str();
+  cli.app.add_option("--dtypes", gpu.dtypes, "cuda: comma-separated fp32, fp16, bf16")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}));
+  cli.app.add_option("--warmup", gpu.warmup, "cuda: untimed calls first")->capture_default_str();
+  cli.app.add_option("--reps", gpu.reps, "cuda: timed calls (the median is reported)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cli.app.add_flag_callback(
+      "--no-torch", [&gpu] { gpu.torch = false; }, "cuda: no torch.matmul column");
+  if (int rc = cli.parse(); rc >= 0) return rc;
+  if (device == "cuda") {
+    if (!sizes.empty()) gpu.sizes = sizes;
+    return strata::bench::gemm_cuda(gpu);
   }
-  return gemm_cpu(cpu_args);
+  g_cpu_clock = clock == "cpu";
+  return gemm_cpu(threads, sizes.empty() ? std::vector<int64_t>{256, 512, 1024, 2048, 4096} : sizes, units);
 }
 
 namespace {
@@ -189,31 +201,13 @@ namespace {
 #if !STRATA_BENCH_OPENBLAS
 // The GPU bundle (scripts/gpu-bundle.sh) leaves OpenBLAS out: 35 MiB of library
 // for a CPU peer that a GPU check never runs.
-int gemm_cpu(const std::vector<std::string>&) {
+int gemm_cpu(int, std::vector<int64_t>, int) {
   std::fprintf(stderr,
                "the CPU GEMM bench needs its OpenBLAS peer: this build has STRATA_BENCH_OPENBLAS=OFF\n");
   return 2;
 }
 #else
-int gemm_cpu(const std::vector<std::string>& args) {
-  int threads = 0, units = 2;
-  std::vector<int64_t> sizes = {256, 512, 1024, 2048, 4096};
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--threads" && i + 1 < args.size())
-      threads = std::stoi(args[++i]);
-    else if (args[i] == "--sizes" && i + 1 < args.size())
-      sizes = parse_sizes(args[++i]);
-    else if (args[i] == "--fma-units" && i + 1 < args.size())
-      units = std::stoi(args[++i]);
-    else if (args[i] == "--clock" && i + 1 < args.size() && (args[i + 1] == "cpu" || args[i + 1] == "wall"))
-      g_cpu_clock = args[++i] == "cpu";
-    else {
-      std::fprintf(
-          stderr,
-          "usage: strata-bench gemm [--threads N] [--sizes a,b,c] [--fma-units 1|2] [--clock wall|cpu]\n");
-      return 2;
-    }
-  }
+int gemm_cpu(int threads, std::vector<int64_t> sizes, int units) {
   strata::set_num_threads(threads);
   threads = strata::num_threads();
   g_threads = threads;

@@ -19,57 +19,11 @@
 #include <string>
 #include <vector>
 
-#include "bench_args.h"
 #include "kernels/cuda/runtime.h"
 
 namespace strata::bench {
-namespace {
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> r;
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    size_t comma = s.find(',', pos);
-    std::string tok = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    if (!tok.empty()) r.push_back(tok);
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  return r;
-}
-
-int usage() {
-  std::fprintf(stderr,
-               "usage: strata-bench gemm --device cuda [--sizes 4096,8192] [--dtypes fp32,fp16,bf16] "
-               "[--warmup N] [--reps N] [--no-torch]\n");
-  return 2;
-}
-
-}  // namespace
-
-int gemm_cuda(const std::vector<std::string>& args) {
-  GpuGemmOptions o;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    bool has_value = i + 1 < args.size();
-    if (a == "--device" && has_value && args[i + 1] == "cuda")
-      ++i;
-    else if (a == "--sizes" && has_value) {
-      o.sizes.clear();
-      for (auto& t : split(args[++i])) o.sizes.push_back(std::stoll(t));
-    } else if (a == "--dtypes" && has_value)
-      o.dtypes = split(args[++i]);
-    else if (a == "--warmup" && has_value)
-      o.warmup = std::stoi(args[++i]);
-    else if (a == "--reps" && has_value)
-      o.reps = std::max(1, std::stoi(args[++i]));
-    else if (a == "--no-torch")
-      o.torch = false;
-    else
-      return usage();
-  }
-  for (auto& d : o.dtypes)
-    if (d != "fp32" && d != "fp16" && d != "bf16") return usage();
+int gemm_cuda(const GpuGemmOptions& o) {
   auto st = cuda::device_status();
   if (st.device_count == 0) {
     std::printf("SKIPPED: %s\n", st.reason.c_str());

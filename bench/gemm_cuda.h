@@ -14,8 +14,8 @@ struct GpuGemmOptions {
   bool torch = true;
 };
 
-// args: the gemm subcommand's arguments, --device cuda among them (gemm_cuda.cpp).
-int gemm_cuda(const std::vector<std::string>& args);
+// strata-bench gemm --device cuda with these options (gemm_cuda.cpp); bench/gemm.cpp parses them.
+int gemm_cuda(const GpuGemmOptions& o);
 
 // The measurement on the device (gemm_cuda_run.cpp; built with the CUDA backend).
 int run_gpu_gemm_bench(const GpuGemmOptions& o);

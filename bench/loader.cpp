@@ -10,55 +10,44 @@
 #include "data/loader.h"
 
 #include <cstdio>
-#include <map>
 
-#include "base/error.h"
 #include "loader_peers.h"
 #include "registry.h"
 
 namespace {
 using namespace strata::bench::loader_peers;
 
+// Every option, filled by CLI11; a negative value means "the mode's default".
 struct Args {
-  std::map<std::string, std::string> kv;
-  std::string get(const std::string& k, const std::string& d) const {
-    auto it = kv.find(k);
-    return it == kv.end() ? d : it->second;
-  }
-  bool has(const std::string& k) const { return kv.count(k) > 0; }
+  std::string url, endpoint, cache_dir = "/tmp/strata-bench-cache", naive_url;
+  int64_t cache_mb = -1, batch = 64, lookahead_mb = 32, window = 1, naive_samples = 6400, disk_mb = 1024;
+  int epochs = -1, staging = 4, decode = 2, naive_threads = 8;
+  double step_ms = -1;
+  bool warm = false;
 };
 
-Args parse(const std::vector<std::string>& a) {
-  Args r;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i].rfind("--", 0) != 0) throw strata::ConfigError("unexpected argument '" + a[i] + "'");
-    if (a[i] == "--warm" || a[i] == "--help")
-      r.kv[a[i]] = "1";
-    else if (i + 1 < a.size())
-      r.kv[a[i]] = a[i + 1], ++i;
-    else
-      throw strata::ConfigError(a[i] + " needs a value");
-  }
-  return r;
+void declare(CLI::App& app, Args& a) {
+  app.add_option("--url", a.url, "Packed dataset (s3://bucket/prefix, file dir); manifest.json inside")
+      ->required();
+  app.add_option("--endpoint", a.endpoint, "S3 endpoint (e.g. strata-proxy's); default from the AWS/S3 env");
+  app.add_option("--cache-dir", a.cache_dir, "Node-local cache root")->capture_default_str();
+  app.add_option("--cache-mb", a.cache_mb, "Cache capacity (default: 2x the dataset)");
+  app.add_option("--epochs", a.epochs, "Epochs per mode (default 3; --warm: 10)");
+  app.add_option("--batch", a.batch, "Batch size")->capture_default_str();
+  app.add_option("--step-ms", a.step_ms, "Simulated training step per batch (default 5; --warm: 0)");
+  app.add_option("--lookahead-mb", a.lookahead_mb, "Look-ahead of the staging loader")->capture_default_str();
+  app.add_option("--staging", a.staging, "Staging threads")->capture_default_str();
+  app.add_option("--decode", a.decode, "Decode threads")->capture_default_str();
+  app.add_option("--window", a.window, "Shards per sample-shuffle window")->capture_default_str();
+  app.add_option("--naive-url", a.naive_url,
+                 "Where the one-object-per-sample copy lives (default <url>-samples); uploaded when missing");
+  app.add_option("--naive-samples", a.naive_samples, "Samples the naive loader reads (it is slow)")
+      ->capture_default_str();
+  app.add_option("--naive-threads", a.naive_threads, "The naive loader's fetch threads")
+      ->capture_default_str();
+  app.add_flag("--warm", a.warm, "Warm-cache throughput instead (step 0), beside the disk's O_DIRECT read");
+  app.add_option("--disk-mb", a.disk_mb, "--warm: bytes of the disk read measured")->capture_default_str();
 }
-
-const char* kHelp = R"(usage: strata-bench loader --url URL [options]
-  --url URL          packed dataset (s3://bucket/prefix, file dir); manifest.json inside
-  --endpoint URL     S3 endpoint (e.g. strata-proxy's); default from the AWS/S3 env
-  --cache-dir DIR    node-local cache root (default /tmp/strata-bench-cache)
-  --cache-mb N       cache capacity (default: 2x the dataset)
-  --epochs N         epochs per mode (default 3)
-  --batch N          batch size (default 64)
-  --step-ms X        simulated training step per batch (default 5)
-  --lookahead-mb N   look-ahead of the staging loader (default 32)
-  --staging N        staging threads (default 4); --decode N decode threads (default 2)
-  --window N         shards per sample-shuffle window (default 1)
-  --naive-url URL    where the one-object-per-sample copy lives (default <url>-samples);
-                     uploaded by the bench when missing
-  --naive-samples N  samples the naive loader reads (default 6400; it is slow)
-  --naive-threads N  its fetch threads (default 8)
-  --warm             warm-cache throughput instead (step 0), with --disk-mb N (default 1024)
-)";
 
 void print_row(const char* mode, int epoch, const EpochFigures& f) {
   std::printf("%-9s epoch %d  %9.0f samples/s  data-wait %6.2f%%  remote requests %6ld  remote MB %7.1f\n",
@@ -83,8 +72,8 @@ std::vector<EpochFigures> run_loader(LoaderOptions o, int epochs, double step_ms
 int run_warm(LoaderOptions o, const Args& a, int64_t dataset_bytes) {
   // Warm means everything cached: never smaller than the data, whatever --cache-mb says.
   o.cache_bytes = std::max(o.cache_bytes, 2 * dataset_bytes + o.lookahead_bytes);
-  const int epochs = std::stoi(a.get("--epochs", "10"));
-  double disk = disk_read_gbps(o.cache_dir.parent_path(), std::stoll(a.get("--disk-mb", "1024")));
+  const int epochs = a.epochs >= 0 ? a.epochs : 10;
+  double disk = disk_read_gbps(o.cache_dir.parent_path(), a.disk_mb);
   for (bool norm : {false, true}) {
     LoaderOptions w = o;
     w.lifetime = CacheLifetime::kPersistent;  // warm it once, keep it for the timed epochs
@@ -131,23 +120,21 @@ int run_warm(LoaderOptions o, const Args& a, int64_t dataset_bytes) {
 
 STRATA_BENCH(loader,
              "staging loader vs a per-sample loader and no look-ahead (samples/s, data-wait, requests)") {
-  Args a = parse(args);
-  if (a.has("--help") || !a.has("--url")) {
-    std::fputs(kHelp, a.has("--help") ? stdout : stderr);
-    return a.has("--help") ? 0 : 2;
-  }
+  Args a;
+  declare(cli.app, a);
+  if (int rc = cli.parse(); rc >= 0) return rc;
   LoaderOptions o;
-  o.url = a.get("--url", "");
-  o.source.endpoint = a.get("--endpoint", "");
-  o.cache_dir = fs::path(a.get("--cache-dir", "/tmp/strata-bench-cache")) / "cache";
-  o.batch_size = std::stoll(a.get("--batch", "64"));
-  o.lookahead_bytes = std::stoll(a.get("--lookahead-mb", "32")) << 20;
-  o.staging_threads = std::stoi(a.get("--staging", "4"));
-  o.decode_threads = std::stoi(a.get("--decode", "2"));
-  o.shuffle_window = std::stoll(a.get("--window", "1"));
+  o.url = a.url;
+  o.source.endpoint = a.endpoint;
+  o.cache_dir = fs::path(a.cache_dir) / "cache";
+  o.batch_size = a.batch;
+  o.lookahead_bytes = a.lookahead_mb << 20;
+  o.staging_threads = a.staging;
+  o.decode_threads = a.decode;
+  o.shuffle_window = a.window;
   o.seed = 1;
-  const double step_ms = std::stod(a.get("--step-ms", a.has("--warm") ? "0" : "5"));
-  const int epochs = std::stoi(a.get("--epochs", "3"));
+  const double step_ms = a.step_ms >= 0 ? a.step_ms : a.warm ? 0 : 5;
+  const int epochs = a.epochs >= 0 ? a.epochs : 3;
 
   Manifest m;
   {
@@ -155,8 +142,7 @@ STRATA_BENCH(loader,
     auto b = src->get("manifest.json");
     m = Manifest::from_json(std::string(b.begin(), b.end()), o.url + "/manifest.json");
   }
-  o.cache_bytes = a.has("--cache-mb") ? std::stoll(a.get("--cache-mb", "0")) << 20
-                                      : 2 * m.total_bytes() + o.lookahead_bytes;
+  o.cache_bytes = a.cache_mb >= 0 ? a.cache_mb << 20 : 2 * m.total_bytes() + o.lookahead_bytes;
   int64_t sample_bytes = 0;
   for (auto& f : m.schema) sample_bytes += f.bytes_per_sample();
   std::printf(
@@ -164,11 +150,11 @@ STRATA_BENCH(loader,
       "look-ahead %.1f MB\n",
       o.url.c_str(), static_cast<long>(m.total_samples()), m.shards.size(), m.total_bytes() / 1e6,
       static_cast<long>(o.batch_size), step_ms, o.cache_bytes / 1e6, o.lookahead_bytes / 1e6);
-  if (a.has("--warm")) return run_warm(o, a, m.total_bytes());
+  if (a.warm) return run_warm(o, a, m.total_bytes());
 
   // (a) the naive per-sample loader, on a prefix of the data (it is slow)
-  const std::string naive_url = a.get("--naive-url", o.url + "-samples");
-  const int64_t naive_n = std::min<int64_t>(std::stoll(a.get("--naive-samples", "6400")), m.total_samples());
+  const std::string naive_url = a.naive_url.empty() ? o.url + "-samples" : a.naive_url;
+  const int64_t naive_n = std::min<int64_t>(a.naive_samples, m.total_samples());
   {
     auto src = open_source(o.url, o.source);
     LoaderOptions c = o;
@@ -177,8 +163,8 @@ STRATA_BENCH(loader,
     ShardCache cache(*src, ShardCacheOptions{c.cache_dir, o.cache_bytes});
     ensure_naive_copy(naive_url, o.source, cache, *src, naive_n);
   }
-  auto naive = run_naive(naive_url, o.source, naive_n, o.batch_size, std::stoi(a.get("--naive-threads", "8")),
-                         step_ms, naive_n, sample_bytes);
+  auto naive =
+      run_naive(naive_url, o.source, naive_n, o.batch_size, a.naive_threads, step_ms, naive_n, sample_bytes);
   print_row("naive", 1, naive);
 
   LoaderOptions none = o;

@@ -68,17 +68,21 @@ StepResult run_steps(const std::string& model_name, Device device, int64_t batch
 namespace strata::bench {
 namespace {
 
-int train_step_main(const std::vector<std::string>& args) {
-  std::string model = option(args, "--model", "cnn");
-  std::string which = option(args, "--device", "both");
-  int64_t batch = std::stoll(option(args, "--batch", "128"));
-  int steps = std::stoi(option(args, "--steps", "30"));
-  int warmup = std::stoi(option(args, "--warmup", "5"));
-  Precision precision = precision_from_name(option(args, "--precision", "fp32"));
-  if (which != "cpu" && which != "cuda" && which != "both") {
-    std::fprintf(stderr, "train-step: --device must be cpu, cuda or both (got '%s')\n", which.c_str());
-    return 2;
-  }
+int train_step_main(const std::vector<std::string>&, BenchCli& cli) {
+  std::string model = "cnn", which = "both", precision_name_arg = "fp32";
+  int64_t batch = 128;
+  int steps = 30, warmup = 5;
+  cli.app.add_option("--model", model, "An image model of the registry (cnn, mlp, resnet)")
+      ->capture_default_str();
+  cli.app.add_option("--device", which, "Where to train")
+      ->check(CLI::IsMember({"cpu", "cuda", "both"}))
+      ->capture_default_str();
+  cli.app.add_option("--batch", batch, "Samples per step")->capture_default_str();
+  cli.app.add_option("--steps", steps, "Timed steps")->capture_default_str();
+  cli.app.add_option("--warmup", warmup, "Untimed steps first")->capture_default_str();
+  cli.app.add_option("--precision", precision_name_arg, "fp32, fp16 or bf16")->capture_default_str();
+  if (int rc = cli.parse(); rc >= 0) return rc;
+  Precision precision = precision_from_name(precision_name_arg);
   bool want_cuda = which != "cpu", want_cpu = which != "cuda";
   auto status = cuda::device_status();
   if (want_cuda && status.device_count == 0) {

@@ -50,13 +50,22 @@ double measured_gemm_flops(Device device, Precision precision, int64_t n) {
   return 2.0 * static_cast<double>(n) * n * n * reps / seconds_since(t0);
 }
 
-int train_step_lm_main(const std::vector<std::string>& args) {
-  const std::string config = option(args, "--config", "configs/gpt2_124m.yaml");
-  const std::string which = option(args, "--device", "cuda");
-  if (which != "cpu" && which != "cuda") {
-    std::fprintf(stderr, "train-step-lm: --device must be cpu or cuda (got '%s')\n", which.c_str());
-    return 2;
-  }
+int train_step_lm_main(const std::vector<std::string>&, BenchCli& cli) {
+  std::string config = "configs/gpt2_124m.yaml", which = "cuda";
+  int64_t context = 0, batch = 0, gemm_n_arg = 0;
+  int steps = 10, warmup = 2;
+  cli.app.add_option("--config", config, "The GPT config")->capture_default_str();
+  cli.app.add_option("--device", which, "Where to train")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  cli.app.add_option("--context", context, "Tokens per sequence (default: the config's model.context)");
+  cli.app.add_option("--batch", batch, "Sequences per step (default: the config's data.batch_size)");
+  cli.app.add_option("--steps", steps, "Timed steps")->capture_default_str();
+  cli.app.add_option("--warmup", warmup, "Untimed steps first")->capture_default_str();
+  cli.app.add_option("--gemm-n", gemm_n_arg,
+                     "Size of the GEMM whose rate MFU is measured against (default: "
+                     "8192 on cuda, 1024 on cpu)");
+  if (int rc = cli.parse(); rc >= 0) return rc;
   const Device device = which == "cuda" ? Device::cuda : Device::cpu;
   if (device == Device::cuda && cuda::device_status().device_count == 0) {
     std::printf("train-step-lm %s: SKIPPED: %s\n", config.c_str(), cuda::device_status().reason.c_str());
@@ -64,11 +73,9 @@ int train_step_lm_main(const std::vector<std::string>& args) {
   }
   TrainConfig cfg = load_config(config);
   models::ModelSpec spec = models::spec_from_config(cfg);
-  spec.context = std::stoll(option(args, "--context", std::to_string(spec.context)));
-  const int64_t B = std::stoll(option(args, "--batch", std::to_string(cfg.data.batch_size)));
-  const int steps = std::stoi(option(args, "--steps", "10"));
-  const int warmup = std::stoi(option(args, "--warmup", "2"));
-  const int64_t gemm_n = std::stoll(option(args, "--gemm-n", device == Device::cuda ? "8192" : "1024"));
+  if (context > 0) spec.context = context;
+  const int64_t B = batch > 0 ? batch : cfg.data.batch_size;
+  const int64_t gemm_n = gemm_n_arg > 0 ? gemm_n_arg : device == Device::cuda ? 8192 : 1024;
   const Precision precision = precision_from_name(cfg.precision.dtype);
   const models::ModelEntry& entry = models::model_entry(spec.name);
   if (entry.task != "causal_lm") {

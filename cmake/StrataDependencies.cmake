@@ -25,6 +25,9 @@ endif()
 if(STRATA_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()
+if(STRATA_BUILD_APPS)
+  find_package(CLI11 2 CONFIG REQUIRED)  # the binaries' option parsing (libcli11-dev)
+endif()
 
 # GEMM provider of the CPU kernels, chosen by measurement (docs/kernels.md):
 # openblas (default when found) or eigen.

@@ -203,7 +203,8 @@ std::vector<ConfigKey> build_schema() {
       key("trainer.threads", K::Int, at_least(0), STRATA_BIND(trainer.threads),
           "CPU compute threads per rank; 0 = all cores / local ranks"),
       key("trainer.max_steps", K::Int, at_least(0), STRATA_BIND(trainer.max_steps),
-          "Stop after this many optimizer steps; 0 = no limit"),
+          "Stop after this many optimizer steps; 0 = no limit. Mid-epoch, the last step is checkpointed "
+          "when checkpointing is on"),
       key("trainer.peak_flops", K::Float, at_least(0), STRATA_BIND(trainer.peak_flops),
           "Peak FLOP/s of one rank's device (measure it with strata-bench gemm); MFU is reported against it; "
           "0 = not reported"),

@@ -13,27 +13,12 @@
 #include "core/optim/make_optimizer.h"
 #include "core/random.h"
 #include "core/schedule/make_schedule.h"
+#include "core/trainer/config_checks.h"
 #include "core/trainer/stop_signal.h"
 #include "core/trainer/trainer_progress.h"
 #include "kernels/parallel.h"
 
 namespace strata {
-
-namespace {
-
-// A monitor names "val_" + a metric of the task; anything else is refused here,
-// before the first step, rather than at the first evaluation.
-void check_monitor(const std::string& key, const std::string& monitor, const Task& task) {
-  std::string known;
-  for (auto& m : task.metric_names()) {
-    if (monitor == "val_" + m) return;
-    known += (known.empty() ? "val_" : ", val_") + m;
-  }
-  throw ConfigError(key + ": '" + monitor + "' is not a validation metric of the " + task.name() + " task (" +
-                    known + ")");
-}
-
-}  // namespace
 
 Trainer::Trainer(TrainConfig cfg, std::string run_dir, std::shared_ptr<Module> model,
                  std::vector<int64_t> sample_shape, Communicator& comm)
@@ -48,9 +33,7 @@ Trainer::Trainer(TrainConfig cfg, std::string run_dir, std::shared_ptr<Module> m
       task_(std::move(task)),
       comm_(comm),
       precision_(precision_from_name(cfg_.precision.dtype)) {
-  check_monitor("early_stopping.monitor", cfg_.early_stopping.monitor, *task_);
-  if (cfg_.schedule.name == "plateau")
-    check_monitor("schedule.plateau_monitor", cfg_.schedule.plateau_monitor, *task_);
+  check_monitors(cfg_, *task_);
   if (cfg_.trainer.threads > 0) set_num_threads(static_cast<int>(cfg_.trainer.threads));
   params_ = model_->named_parameters();
   optimizer_ = make_optimizer(cfg_.optimizer, *model_);

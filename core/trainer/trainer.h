@@ -27,6 +27,7 @@
 #include "core/schedule/schedule.h"
 #include "core/trainer/grad_sync.h"
 #include "core/trainer/run_dir_lock.h"
+#include "core/trainer/run_record.h"
 #include "core/trainer/task.h"
 
 namespace strata {
@@ -73,6 +74,7 @@ struct TrainSummary {
   // (kernels/allocator.h; on the host these count every tensor of the process).
   std::string device = "cpu";
   int64_t memory_in_use_bytes = 0, memory_peak_bytes = 0, memory_cached_bytes = 0, memory_allocations = 0;
+  RunRecord run;  // how the run was made (run.json); its fields are repeated in summary.json
   std::string to_json() const;
 };
 
@@ -115,6 +117,9 @@ class Trainer {
   const Task& task() const { return *task_; }
   // The model's training FLOPs per task item, for MFU (models::ModelEntry::train_flops).
   void set_flops_per_item(double flops) { flops_per_item_ = flops; }
+  // The command line, overrides and config file for run.json and summary.json;
+  // fit() fills in the version, commit, host, world size and start time.
+  void set_run_record(RunRecord record) { run_record_ = std::move(record); }
 
  private:
   struct Progress;
@@ -171,6 +176,7 @@ class Trainer {
   std::unique_ptr<CheckpointRotation> rotation_;    // rank 0, made at the first save
   std::unique_ptr<PrometheusExporter> prometheus_;  // every rank, when logging.prometheus_port is set
   double flops_per_item_ = 0;
+  RunRecord run_record_;
   std::function<void()> buffer_sync_;
   bool trained_since_buffer_sync_ = false;
 };

@@ -198,7 +198,7 @@ void Trainer::maybe_resume(BatchSource& train, Progress& p) {
 }
 
 std::string TrainSummary::to_json() const {
-  nlohmann::json j;
+  nlohmann::json j = nlohmann::json::parse(run.to_json());  // run.json's fields, then the figures
   j["task"] = task;
   nlohmann::json test = nlohmann::json::object();
   for (auto& [name, value] : test_metrics)

@@ -75,7 +75,11 @@ void Trainer::open_run_dir() {
     log_->message("run directory " + run_dir_ +
                   ": took over the lock of a run that ended without releasing it (" +
                   run_lock_->recovered_from() + ")");
-  if (comm_.rank() == 0) write_text_file(std::filesystem::path(run_dir_) / "resolved.yaml", to_yaml(cfg_));
+  run_record_.fill_from_this_process(comm_.size());
+  if (comm_.rank() == 0) {
+    write_text_file(std::filesystem::path(run_dir_) / "resolved.yaml", to_yaml(cfg_));
+    write_text_file(std::filesystem::path(run_dir_) / "run.json", run_record_.to_json() + "\n");
+  }
   if (prometheus_)
     log_->message("prometheus: rank 0 serves metrics on http://" + cfg_.logging.prometheus_address + ":" +
                   std::to_string(prometheus_->port()) + "/metrics (rank r on port + its local rank)");
@@ -112,11 +116,17 @@ TrainSummary Trainer::run_fit(BatchSource& train, BatchSource* val, BatchSource*
       EarlyStopping({cfg_.early_stopping.mode, cfg_.early_stopping.patience, cfg_.early_stopping.min_delta});
   maybe_resume(train, p);
   run.last_log_step = p.step;
+  // resumed from the last step of a run that trainer.max_steps ended: nothing more to train
+  if (cfg_.trainer.max_steps > 0 && p.step >= cfg_.trainer.max_steps) run.done = true;
   for (; p.epoch < cfg_.trainer.epochs && !run.done; ++p.epoch) {
     train_epoch(train, run, p);
     if (run.stop_signal) break;
     if (run.done && cfg_.trainer.max_steps > 0 && p.micro < run.batches_per_epoch) {
-      p.epoch++;  // counts as the epoch reached; max_steps ends the run
+      // max_steps ends the run mid-epoch: no end_epoch, so save here, resumable mid-epoch
+      const bool checkpointing = cfg_.checkpoint.every_steps > 0 || cfg_.checkpoint.every_epochs > 0;
+      const bool saved = cfg_.checkpoint.every_steps > 0 && p.step % cfg_.checkpoint.every_steps == 0;
+      if (checkpointing && !saved) save(train, p, NAN);
+      p.epoch++;  // counts as the epoch reached
       break;
     }
     end_epoch(train, run, p);
@@ -270,6 +280,7 @@ void Trainer::restore_best_weights(Progress& p) {
 
 TrainSummary Trainer::summarize(Run& run, Progress& p, BatchSource* test) {
   TrainSummary s;
+  s.run = run_record_;
   s.task = task_->name();
   if (test && !run.stop_signal) {
     EvalResult r = evaluate(*test);

@@ -58,8 +58,9 @@ with h5py.File(a) as fa, h5py.File(b) as fb:
 print(f"final checkpoint {os.path.basename(a)}: {len(names)} model tensors bit-identical")
 sa = json.load(open(os.path.join(full, "summary.json")))
 sb = json.load(open(os.path.join(cut, "summary.json")))
-# timing, remote I/O and this process's allocator figures differ between runs
-timing = {"wall_seconds", "samples_per_second", "items_per_second", "flops_per_second", "mfu", "data_wait_fraction", "remote_requests", "remote_bytes", "train_loader",
+# timing, remote I/O and this process's allocator figures differ between runs, and
+# run.json's record of the invocation (the resumed one's command line has its resume key)
+timing = {"command_line", "overrides", "started_at", "wall_seconds", "samples_per_second", "items_per_second", "flops_per_second", "mfu", "data_wait_fraction", "remote_requests", "remote_bytes", "train_loader",
           "memory_in_use_bytes", "memory_peak_bytes", "memory_cached_bytes", "memory_allocations"}
 for k in sa:
     if k in timing: continue
