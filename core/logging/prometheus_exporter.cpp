@@ -1,21 +1,22 @@
 #include "core/logging/prometheus_exporter.h"
 
 #include <prometheus/counter.h>
-#include <prometheus/exposer.h>
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
 
 #include <exception>
 #include <mutex>
 
 #include "base/error.h"
+#include "core/logging/metrics_endpoint.h"
 
 namespace strata {
 namespace pm = prometheus;
 
 struct PrometheusExporter::Impl {
   std::shared_ptr<pm::Registry> registry = std::make_shared<pm::Registry>();
-  std::unique_ptr<pm::Exposer> exposer;
+  std::unique_ptr<MetricsEndpoint> endpoint;
   pm::Labels labels;
   pm::Gauge *step, *epoch, *loss, *lr, *step_rate, *sample_rate, *data_wait, *mem_in_use, *mem_peak;
   pm::Counter *steps, *samples, *hits, *misses, *retries, *evictions, *staged, *requests, *bytes, *wait;
@@ -54,23 +55,13 @@ PrometheusExporter::PrometheusExporter(const std::string& address, int port, Pro
   m.requests = m.counter("strata_store_requests_total", "Requests the training loader made of the store");
   m.bytes = m.counter("strata_store_bytes_total", "Bytes the training loader read from the store");
   m.wait = m.counter("strata_data_wait_seconds_total", "Seconds the trainer waited for batches");
-  try {
-    m.exposer = std::make_unique<pm::Exposer>(address + ":" + std::to_string(port), 1);
-  } catch (const std::exception& e) {
-    throw ConfigError("logging.prometheus_port: cannot listen on " + address + ":" + std::to_string(port) +
-                      ": is the port in use, or logging.prometheus_address not an address of this host? "
-                      "(prometheus-cpp: " +
-                      e.what() + ")");
-  }
-  m.exposer->RegisterCollectable(m.registry);
+  m.endpoint = std::make_unique<MetricsEndpoint>(
+      address, port, [registry = m.registry] { return pm::TextSerializer().Serialize(registry->Collect()); });
 }
 
 PrometheusExporter::~PrometheusExporter() = default;
 
-int PrometheusExporter::port() const {
-  auto ports = impl_->exposer->GetListeningPorts();
-  return ports.empty() ? 0 : ports.front();
-}
+int PrometheusExporter::port() const { return impl_->endpoint->port(); }
 
 void PrometheusExporter::set_gpu_probe(std::function<std::optional<GpuReading>()> probe) {
   auto& m = *impl_;
