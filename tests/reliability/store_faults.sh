@@ -31,7 +31,7 @@ AWS_ENDPOINT_URL=$STRATA_TEST_S3_ENDPOINT "$BIN/strata-pack" idx --images $D/t10
   fail "cannot upload the dataset to RGW"
 
 # 40 shards of 256 KiB through a 2 MiB cache: each epoch fetches them all again.
-ARGS=(--config "$SRC/configs/fashion_mnist_mlp.yaml" data.train_url="s3://$bucket/fmnist"
+ARGS=(--config "$SRC/configs/fashion_mnist_mlp.yaml" data.train_url="s3://$bucket/fmnist" data.test_url="s3://$bucket/fmnist"
       data.cache_bytes=2MiB data.lookahead_bytes=512KiB data.batch_size=100 trainer.epochs=2 trainer.threads=1
       checkpoint.every_steps=10 checkpoint.keep_last=50 logging.every_steps=5 logging.console=plain
       schedule.warmup_steps=20 model.dropout=0.1 data.s3.max_attempts=12 data.s3.stall_timeout_s=1)
