@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 
+#include "aws_env_test.h"
 #include "base/error.h"
 #include "data/aws_config.h"
 #include "data/s3_endpoint.h"
@@ -15,34 +16,14 @@
 namespace strata::data {
 namespace {
 
-// Every variable the chain reads, unset; HOME points nowhere.
-class AwsChain : public ::testing::Test {
+// Every variable the chain reads, unset; HOME points nowhere (aws_env_test.h).
+class AwsChain : public testing::AwsEnvTest {
  protected:
-  void SetUp() override {
-    for (const char* v :
-         {"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "S3_ENDPOINT", "AWS_REGION", "AWS_DEFAULT_REGION",
-          "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SHARED_CREDENTIALS_FILE",
-          "AWS_PROFILE", "AWS_CONFIG_FILE", "AWS_CA_BUNDLE", "AWS_ENDPOINT_URL_STS",
-          "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN", "AWS_ROLE_SESSION_NAME"})
-      ::unsetenv(v);
-    ::setenv("HOME", "/nonexistent-home", 1);
-    dir_ = testing::scratch_dir(::testing::UnitTest::GetInstance()->current_test_info()->name());
-  }
-  void TearDown() override { SetUp(); }
-
   std::filesystem::path config(const std::string& text) {
     testing::write_file(dir_ / "config", text);
     ::setenv("AWS_CONFIG_FILE", (dir_ / "config").c_str(), 1);
     return dir_ / "config";
   }
-  // An executable /bin/sh script running `body`.
-  std::string script(const std::string& name, const std::string& body) {
-    const auto p = dir_ / name;
-    testing::write_file(p, "#!/bin/sh\n" + body + "\n");
-    ::chmod(p.c_str(), 0755);
-    return p.string();
-  }
-  std::filesystem::path dir_;
 };
 
 TEST_F(AwsChain, ConfigFileProfilesAndSubsections) {

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "aws_env_test.h"
 #include "base/error.h"
 #include "data/credential_process.h"
 #include "data/s3_source.h"
@@ -19,30 +20,7 @@
 namespace strata::data {
 namespace {
 
-// Every variable the chain reads, unset; HOME points nowhere.
-class Credentials : public ::testing::Test {
- protected:
-  void SetUp() override {
-    for (const char* v :
-         {"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "S3_ENDPOINT", "AWS_REGION", "AWS_DEFAULT_REGION",
-          "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SHARED_CREDENTIALS_FILE",
-          "AWS_PROFILE", "AWS_CONFIG_FILE", "AWS_CA_BUNDLE", "AWS_ENDPOINT_URL_STS",
-          "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN", "AWS_ROLE_SESSION_NAME"})
-      ::unsetenv(v);
-    ::setenv("HOME", "/nonexistent-home", 1);
-    dir_ = testing::scratch_dir(::testing::UnitTest::GetInstance()->current_test_info()->name());
-  }
-  void TearDown() override { SetUp(); }
-
-  // An executable /bin/sh script running `body`.
-  std::string script(const std::string& name, const std::string& body) {
-    const auto p = dir_ / name;
-    testing::write_file(p, "#!/bin/sh\n" + body + "\n");
-    ::chmod(p.c_str(), 0755);
-    return p.string();
-  }
-  std::filesystem::path dir_;
-};
+using Credentials = testing::AwsEnvTest;  // every variable the chain reads unset, HOME nowhere
 
 TEST_F(Credentials, CommandLineIsSplitWithoutAShell) {
   EXPECT_EQ(split_command_line("a  'b c' \"d \\\"e\\\" $HOME\" f\\ g `x` ;|", "p"),

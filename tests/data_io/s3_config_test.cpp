@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "aws_env_test.h"
 #include "base/error.h"
 #include "data/aws_credentials.h"
 #include "data/s3_source.h"
@@ -13,15 +14,7 @@
 namespace strata::data {
 namespace {
 
-void clear_aws_env() {
-  for (const char* v :
-       {"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "S3_ENDPOINT", "AWS_REGION", "AWS_DEFAULT_REGION",
-        "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SHARED_CREDENTIALS_FILE",
-        "AWS_PROFILE", "AWS_CONFIG_FILE", "AWS_CA_BUNDLE", "AWS_ENDPOINT_URL_STS",
-        "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN", "AWS_ROLE_SESSION_NAME"})
-    ::unsetenv(v);
-  ::setenv("HOME", "/nonexistent-home", 1);
-}
+using testing::clear_aws_env;
 
 SourceOptions explicit_options() {
   SourceOptions o;
