@@ -229,10 +229,14 @@ std::string TrainSummary::to_json() const {
   j["remote_requests"] = remote_requests;
   j["remote_bytes"] = remote_bytes;
   const LoaderCounters& l = train_loader;
-  j["train_loader"] = {{"cache_hits", l.cache_hits},         {"cache_misses", l.cache_misses},
-                       {"retries", l.retries},               {"evictions", l.evictions},
-                       {"shards_staged", l.shards_staged},   {"store_requests", l.store_requests},
-                       {"store_bytes", l.store_bytes},       {"data_wait_seconds", l.data_wait_seconds}};
+  j["train_loader"] = {{"cache_hits", l.cache_hits},
+                       {"cache_misses", l.cache_misses},
+                       {"retries", l.retries},
+                       {"evictions", l.evictions},
+                       {"shards_staged", l.shards_staged},
+                       {"store_requests", l.store_requests},
+                       {"store_bytes", l.store_bytes},
+                       {"data_wait_seconds", l.data_wait_seconds}};
   j["device"] = device;
   j["memory_in_use_bytes"] = memory_in_use_bytes;
   j["memory_peak_bytes"] = memory_peak_bytes;
