@@ -194,14 +194,15 @@ void Trainer::after_step(BatchSource& train, Run& run, Progress& p) {
   double metric = NAN;
   if (cfg_.trainer.eval_every_steps > 0 && p.step % cfg_.trainer.eval_every_steps == 0)
     metric = evaluate_and_track(run, p);
-  if (cfg_.checkpoint.every_steps > 0 && p.step % cfg_.checkpoint.every_steps == 0) save(train, p, metric);
+  const bool saved = cfg_.checkpoint.every_steps > 0 && p.step % cfg_.checkpoint.every_steps == 0;
+  if (saved) save(train, p, metric);
   if (cfg_.trainer.max_steps > 0 && p.step >= cfg_.trainer.max_steps) run.done = true;
   // A signal reaches the ranks of a job at slightly different moments, and the
   // checkpoint is collective: the ranks agree to stop after the same step.
   int sig = stop_requested();
   if (comm_.size() > 1 && allreduce_sums({sig != 0 ? 1.0 : 0.0})[0] > 0 && sig == 0) sig = SIGTERM;
   if ((run.stop_signal = sig) != 0) {
-    save(train, p, NAN);
+    if (!saved) save(train, p, NAN);  // this step's state is on disk already
     log_->message("stopped by signal " + std::to_string(run.stop_signal) + " at step " +
                   std::to_string(p.step) +
                   "; checkpoint saved; continue with checkpoint.resume=auto --run-dir " + run_dir_);
