@@ -24,6 +24,7 @@
 #include "data/s3_endpoint.h"
 #include "data/token_loader.h"
 #include "distributed/data_parallel.h"
+#include "distributed/device_choice.h"
 #include "distributed/launch_env.h"
 #include "kernels/cuda/runtime.h"
 #include "models/registry.h"
@@ -213,6 +214,8 @@ int run(int argc, char** argv) {
   if (int rc = cli::parse(app, argc, argv); rc >= 0) return rc;
   TrainConfig cfg = load_config(config, overrides);
   if (dry || print_config) return dry_run(cfg, config, print_config && !dry);
+  // the rank's device first: NCCL and every allocation need it current
+  const DeviceChoice device = use_device(cfg.device, read_launch_env());
   auto comm = make_communicator("auto");
   if (run_dir.empty()) run_dir = default_run_dir(config);
   if (comm->size() > 1) {  // every rank uses rank 0's directory name
@@ -228,6 +231,7 @@ int run(int argc, char** argv) {
   Sources data = entry.task == "causal_lm" ? token_sources(cfg, *comm) : image_sources(cfg, *comm);
   const models::ModelSpec spec = models::spec_from_config(cfg, data.task.sample_shape);
   auto model = entry.build(spec);
+  model->to(device.device);  // initialised on the host from the seed, so every device starts alike
 
   // Several ranks: same model checked and rank 0's weights broadcast, gradients
   // synced in buckets overlapping backward, buffers averaged before eval/checkpoints.
@@ -248,9 +252,9 @@ int run(int argc, char** argv) {
     trainer.set_buffer_sync([&ddp] { ddp->sync_buffers(); });
   }
   if (comm->rank() == 0)
-    std::printf("strata-train: %s, %ld parameters, %s, %d rank(s), run directory %s\n",
+    std::printf("strata-train: %s, %ld parameters, %s, %d rank(s) on %s, run directory %s\n",
                 cfg.model.name.c_str(), static_cast<long>(model->num_parameters()),
-                cfg.precision.dtype.c_str(), comm->size(), run_dir.c_str());
+                cfg.precision.dtype.c_str(), comm->size(), device.label.c_str(), run_dir.c_str());
   TrainSummary s = trainer.fit(*data.train, data.val.get(), data.test.get());
   if (comm->rank() == 0) {
     if (s.interrupted_by_signal) {

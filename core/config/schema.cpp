@@ -251,6 +251,9 @@ std::vector<ConfigKey> build_schema() {
       // top level
       key("seed", K::Int, at_least(0), STRATA_BIND(seed),
           "Seed of every random stream (init, shuffle, dropout, split)"),
+      choice("device", {"auto", "cpu", "cuda"}, STRATA_BIND(device),
+             "Where the model trains: auto = the rank's GPU when it sees one (STRATA_DEVICE, else the local "
+             "rank modulo the visible GPUs), else the CPU; cuda = a GPU or an error (docs/gpu.md)"),
   };
 }
 

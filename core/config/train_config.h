@@ -160,6 +160,7 @@ struct TrainConfig {
   CheckpointConfig checkpoint;
   LoggingConfig logging;
   int64_t seed = 42;
+  std::string device = "auto";  // auto | cpu | cuda
   bool operator==(const TrainConfig&) const = default;
 };
 

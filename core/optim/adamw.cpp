@@ -73,7 +73,7 @@ void AdamW::update(const std::vector<Entry>& entries) {
     s.one_minus_beta1 = static_cast<float>(1.0 - opt_.beta1);
     s.one_minus_beta2 = static_cast<float>(1.0 - opt_.beta2);
     s.eps = static_cast<float>(opt_.eps);
-    dev::adamw_step(grp.w.data(), grp.g.data(), grp.m.data(), grp.v.data(), grp.w.size(), s);
+    dev::adamw_step(grp.w.data(), grp.g.data(), grp.m.data(), grp.v.data(), grp.w.size(), s, grad_scale());
   }
 }
 

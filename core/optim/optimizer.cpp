@@ -1,5 +1,6 @@
 #include "core/optim/optimizer.h"
 
+#include <cmath>
 #include <set>
 
 #include "base/error.h"
@@ -23,9 +24,12 @@ void Optimizer::set_lr(double lr) {
   lr_ = lr;
 }
 
-void Optimizer::step() {
+void Optimizer::step(float grad_scale) {
+  if (!(grad_scale > 0.0f) || !std::isfinite(grad_scale))
+    throw Error("optimizer: grad_scale must be finite and > 0, got " + std::to_string(grad_scale));
   NoGradGuard no_grad;
   ++step_;
+  grad_scale_ = grad_scale;
   std::vector<Entry> entries;
   entries.reserve(params_.size());
   for (auto& [n, p] : params_) {

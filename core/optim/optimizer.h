@@ -30,7 +30,10 @@ class Optimizer {
   Optimizer& operator=(const Optimizer&) = delete;
 
   // One update of every parameter that has a gradient (others are skipped).
-  void step();
+  // Each gradient is multiplied by `grad_scale` as the update reads it: the
+  // trainer folds the loss scale's reciprocal and the clip coefficient into it,
+  // so unscale, clip and update are one pass over the gradients.
+  void step(float grad_scale = 1.0f);
   void zero_grad();
 
   double lr() const { return lr_; }
@@ -50,8 +53,10 @@ class Optimizer {
     const std::string* name;
     Tensor param, grad;
   };
-  // Updates every parameter of `entries` (those with a gradient this step).
+  // Updates every parameter of `entries` (those with a gradient this step),
+  // reading each gradient times grad_scale().
   virtual void update(const std::vector<Entry>& entries) = 0;
+  float grad_scale() const { return grad_scale_; }
   // The state tensor `name.slot` shaped like `param` on its device, created
   // zero-filled on first use.
   Tensor& slot(const std::string& name, const std::string& slot, const Tensor& param,
@@ -67,6 +72,7 @@ class Optimizer {
   NamedTensors params_;
   double lr_;
   int64_t step_ = 0;
+  float grad_scale_ = 1.0f;
 };
 
 // Elements per thread task in the CPU steps (kernels/cpu/device_optim.cpp), so

@@ -35,7 +35,8 @@ void SGD::update(const std::vector<Entry>& entries) {
   for (int k = 0; k < 2; ++k) {
     if (w[k].empty()) continue;
     s.first_step = k == 1;
-    dev::sgd_step(w[k].data(), g[k].data(), s.momentum != 0.0f ? buf[k].data() : nullptr, w[k].size(), s);
+    dev::sgd_step(w[k].data(), g[k].data(), s.momentum != 0.0f ? buf[k].data() : nullptr, w[k].size(), s,
+                  grad_scale());
   }
 }
 

@@ -37,7 +37,7 @@ CausalLmTask::CausalLmTask(const TaskOptions& o)
       bytes_per_token_(o.bytes_per_token) {}
 
 TaskOutput CausalLmTask::run(Module& model, const HostBatch& b, int64_t rows, Device device,
-                             Precision precision, bool) const {
+                             Precision precision, bool, TaskSums& sums) const {
   if (b.field(input_field_).shape != b.field(target_field_).shape)
     throw ShapeError("batch fields '" + input_field_ + "' " + shape_str(b.field(input_field_).shape) +
                      " and '" + target_field_ + "' " + shape_str(b.field(target_field_).shape) +
@@ -53,7 +53,9 @@ TaskOutput CausalLmTask::run(Module& model, const HostBatch& b, int64_t rows, De
   const int64_t vocab = logits.size(logits.dim() - 1);
   TaskOutput out;
   out.loss = cross_entropy(reshape(logits, {tokens, vocab}), targets);
-  out.sums = {out.loss.item() * static_cast<double>(tokens), static_cast<double>(tokens)};
+  out.items = static_cast<double>(tokens);
+  sums.add_scaled(0, out.loss, out.items);  // loss_sum
+  sums.add(1, out.items);                   // items
   return out;
 }
 

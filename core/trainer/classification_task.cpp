@@ -7,23 +7,8 @@
 namespace strata {
 namespace {
 
-// Top-1 and (when top5 is given) top-5 hits of (B, C) logits against labels.
-// Ties count against the sample unless the label is the lowest tied index.
-void count_hits(const Tensor& logits, const Tensor& labels, int64_t* top1, int64_t* top5) {
-  auto v = logits.to_float_vector();
-  auto l = labels.to_i64_vector();
-  int64_t n = logits.size(0), c = logits.size(1);
-  for (int64_t i = 0; i < n; ++i) {
-    const float* row = v.data() + i * c;
-    const int64_t label = l[static_cast<size_t>(i)];
-    float target = row[label];
-    int64_t above = 0;
-    for (int64_t j = 0; j < c; ++j)
-      if (row[j] > target || (row[j] == target && j < label)) ++above;
-    if (above == 0) ++*top1;
-    if (top5 && above < 5) ++*top5;
-  }
-}
+// sum_names() positions
+constexpr size_t kLossSum = 0, kTop1 = 1, kTop5 = 2, kItems = 3;
 
 }  // namespace
 
@@ -33,7 +18,7 @@ ClassificationTask::ClassificationTask(const TaskOptions& o)
       sample_shape_(o.sample_shape) {}
 
 TaskOutput ClassificationTask::run(Module& model, const HostBatch& b, int64_t rows, Device device,
-                                   Precision precision, bool evaluating) const {
+                                   Precision precision, bool evaluating, TaskSums& sums) const {
   BatchTensors t = batch_to_tensors(b, input_field_, label_field_, sample_shape_);
   if (rows < t.labels.numel()) {  // evaluation: the padding rows of the last global batch
     t.input = slice(t.input, 0, 0, rows);
@@ -52,10 +37,11 @@ TaskOutput ClassificationTask::run(Module& model, const HostBatch& b, int64_t ro
   // whatever the logits' storage, so an f32 copy of [B, classes] buys nothing
   TaskOutput out;
   out.loss = cross_entropy(logits, t.labels);
-  int64_t top1 = 0, top5 = 0;
-  count_hits(logits, t.labels, &top1, evaluating ? &top5 : nullptr);
-  const double n = static_cast<double>(rows);
-  out.sums = {out.loss.item() * n, static_cast<double>(top1), static_cast<double>(top5), n};
+  out.items = static_cast<double>(rows);
+  // hits counted where the logits are, under the tie rule of kernels/metric_math.h
+  sums.add_hits(kTop1, evaluating ? kTop5 : TaskSums::npos, logits, t.labels);
+  sums.add_scaled(kLossSum, out.loss, out.items);
+  sums.add(kItems, out.items);
   return out;
 }
 

@@ -12,7 +12,7 @@ class ClassificationTask : public Task {
   std::string name() const override { return "classification"; }
   std::string item_unit() const override { return "sample"; }
   TaskOutput run(Module& model, const HostBatch& b, int64_t rows, Device device, Precision precision,
-                 bool evaluating) const override;
+                 bool evaluating, TaskSums& sums) const override;
   std::vector<std::string> sum_names() const override { return {"loss_sum", "top1", "top5", "items"}; }
   Metrics metrics(const std::vector<double>& sums, bool evaluating) const override;
   std::vector<std::string> metric_names() const override { return {"loss", "accuracy", "top5"}; }

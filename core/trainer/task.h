@@ -1,8 +1,10 @@
 // Task: what a batch means to the model. A task turns a host batch into the
-// model's input, runs the model, and returns the loss with the sums its metrics
-// are made of; the trainer stays the same for image classification and language
-// modelling. Sums (not means) are what a task returns so that micro-batches,
-// epochs and ranks combine by plain addition (one allreduce of a few doubles).
+// model's input, runs the model, returns the loss and adds the batch's share of
+// the sums its metrics are made of; the trainer stays the same for image
+// classification and language modelling. Sums (not means) so that micro-batches,
+// epochs and ranks combine by plain addition (one allreduce of a few doubles);
+// they accumulate on the model's device (core/trainer/task_sums.h), so a GPU
+// step never waits for its own loss.
 #pragma once
 #include <memory>
 #include <string>
@@ -12,12 +14,13 @@
 #include "core/batch_source.h"
 #include "core/module.h"
 #include "core/precision.h"
+#include "core/trainer/task_sums.h"
 
 namespace strata {
 
 struct TaskOutput {
-  Tensor loss;               // f32 scalar, the mean over the batch's items (autograd when training)
-  std::vector<double> sums;  // this batch's share of the task's sums, in sum_names() order
+  Tensor loss;       // f32 scalar, the mean over the batch's items (autograd when training)
+  double items = 0;  // the batch's items (samples or tokens): what the loss is a mean over
 };
 
 // Metrics, in the order of Task::metric_names().
@@ -31,9 +34,10 @@ class Task {
   virtual std::string item_unit() const = 0;
   // Runs `model` on the first `rows` samples of `b` (the batch's valid rows in
   // evaluation, all of them in training), moved to `device`, under autocast.
-  // `evaluating` asks for the evaluation-only figures (top-5).
+  // `evaluating` asks for the evaluation-only figures (top-5). Adds the batch's
+  // share of the sums to `sums` (sum_names().size() of them, on `device`).
   virtual TaskOutput run(Module& model, const HostBatch& b, int64_t rows, Device device, Precision precision,
-                         bool evaluating) const = 0;
+                         bool evaluating, TaskSums& sums) const = 0;
   // Names of the sums; the first is always "loss_sum" (loss x items) and the last "items".
   virtual std::vector<std::string> sum_names() const = 0;
   // Metrics of summed sums; every name of metric_names() appears, in that order.

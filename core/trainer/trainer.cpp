@@ -61,16 +61,17 @@ void Trainer::sync_buffers_if_trained() {
 
 double Trainer::train_micro_batch(const HostBatch& b, bool sync, Progress& p) {
   trained_since_buffer_sync_ = true;
-  TaskOutput out = task_->run(*model_, b, b.size, model_device(), precision_, false);
-  if (p.sums.size() != out.sums.size()) p.sums.assign(out.sums.size(), 0.0);
-  for (size_t i = 0; i < out.sums.size(); ++i) p.sums[i] += out.sums[i];
+  const Device device = model_device();
+  if (p.sums.empty()) p.sums = TaskSums(task_->sum_names().size(), device);
+  if (p.window_loss.empty()) p.window_loss = TaskSums(1, device);
+  TaskOutput out = task_->run(*model_, b, b.size, device, precision_, false, p.sums);
   const Tensor& loss = out.loss;
-  double value = out.sums.front() / std::max(1.0, out.sums.back());
+  p.window_loss.add_scaled(0, loss, 1.0);  // read at the next progress line, not now
   Tensor objective =
       cfg_.trainer.accumulate > 1 ? scale(loss, 1.0 / static_cast<double>(cfg_.trainer.accumulate)) : loss;
   sync_->begin_step(sync);
   scaler_.scale_loss(objective).backward();
-  return value;
+  return out.items;
 }
 
 namespace {
@@ -86,34 +87,40 @@ std::string first_non_finite_gradient(const NamedTensors& params) {
 
 bool Trainer::optimizer_step(int64_t step) {
   sync_->finish();
-  bool finite = true;
+  // The step's one read from the device: the global norm of the gradients as
+  // they are (loss-scaled in fp16). It is not finite when any gradient holds an
+  // inf or a NaN, it gives the clip coefficient, and unscale and clip then fold
+  // into the factor the fused optimizer multiplies each gradient by as it reads
+  // it (grad_scale): no pass that rewrites the gradients, no other host sync.
+  // The loss scale is a power of two, so scaling the norm by its reciprocal
+  // gives the bits unscaling the gradients first would have.
+  const float inv_scale = scaler_.enabled() ? static_cast<float>(1.0 / scaler_.scale()) : 1.0f;
+  const double scaled_norm = grad_norm(params_);
+  bool finite = std::isfinite(scaled_norm);
   if (scaler_.enabled()) {
-    finite = scaler_.unscale(params_);
     // every rank must agree to skip: an overflow on one rank skips all
-    std::vector<double> flag{finite ? 0.0 : 1.0};
-    finite = allreduce_sums(flag)[0] == 0.0;
-  } else {
+    finite = allreduce_sums({finite ? 0.0 : 1.0})[0] == 0.0;
+  } else if (!finite) {
     // Without a scaler an inf or NaN is divergence, not overflow: stop before it
-    // reaches the weights (and so any checkpoint). The norm is one reduction
-    // read once per step; clipping reuses it. Gradients are synced, so every
-    // rank stops at the same step.
-    const double norm =
-        cfg_.clipping.max_norm > 0 ? clip_grad_norm(params_, cfg_.clipping.max_norm) : grad_norm(params_);
-    if (!std::isfinite(norm))
-      throw NumericsError("step " + std::to_string(step + 1) + ": the gradient of parameter '" +
-                          first_non_finite_gradient(params_) +
-                          "' is not finite (inf or NaN); training stopped before the optimizer step, so the "
-                          "weights and the last checkpoint are from before it. Lower optimizer.lr, set "
-                          "clipping.max_norm, or look for bad values in the data");
+    // reaches the weights (and so any checkpoint). Gradients are synced, so
+    // every rank stops at the same step.
+    throw NumericsError("step " + std::to_string(step + 1) + ": the gradient of parameter '" +
+                        first_non_finite_gradient(params_) +
+                        "' is not finite (inf or NaN); training stopped before the optimizer step, so the "
+                        "weights and the last checkpoint are from before it. Lower optimizer.lr, set "
+                        "clipping.max_norm, or look for bad values in the data");
   }
-  if (finite && scaler_.enabled() && cfg_.clipping.max_norm > 0)
-    clip_grad_norm(params_, cfg_.clipping.max_norm);
   if (finite) {
+    float grad_scale = inv_scale;
+    if (cfg_.clipping.max_norm > 0) {
+      const double coef = cfg_.clipping.max_norm / (scaled_norm * inv_scale + 1e-6);
+      if (coef < 1.0) grad_scale = inv_scale * static_cast<float>(coef);  // exact: inv_scale is 2^-k
+    }
     NoGradGuard no_grad;
-    optimizer_->step();
+    optimizer_->step(grad_scale);
   }
   if (scaler_.enabled()) {
-    if (!finite && scaler_.should_step()) scaler_.mark_overflow();  // another rank overflowed
+    if (!finite) scaler_.mark_overflow();
     scaler_.update();
     if (scaler_.scale() < cfg_.precision.min_scale)
       throw NumericsError(
@@ -134,7 +141,7 @@ EvalResult Trainer::evaluate(BatchSource& src) {
   NoGradGuard no_grad;
   src.start_epoch(0);
   HostBatch b;
-  std::vector<double> sums(task_->sum_names().size(), 0.0);
+  TaskSums device_sums(task_->sum_names().size(), model_device());
   double rows = 0;
   const int64_t batches = src.batches_per_epoch();
   int64_t done = 0;
@@ -142,12 +149,12 @@ EvalResult Trainer::evaluate(BatchSource& src) {
     if (log_) log_->evaluation(++done, batches);
     const int64_t valid = b.valid_count();  // the padding rows of the last global batch are dropped
     if (valid == 0) continue;
-    TaskOutput out = task_->run(*model_, b, valid, model_device(), precision_, true);
-    for (size_t i = 0; i < sums.size(); ++i) sums[i] += out.sums[i];
+    task_->run(*model_, b, valid, model_device(), precision_, true, device_sums);
     rows += static_cast<double>(valid);
   }
   if (log_) log_->end_evaluation();
   model_->train(was_training);
+  std::vector<double> sums = device_sums.read();  // the evaluation's one read of its figures
   sums.push_back(rows);
   sums = allreduce_sums(std::move(sums));
   rows = sums.back();

@@ -74,6 +74,12 @@ struct TrainSummary {
   // (kernels/allocator.h; on the host these count every tensor of the process).
   std::string device = "cpu";
   int64_t memory_in_use_bytes = 0, memory_peak_bytes = 0, memory_cached_bytes = 0, memory_allocations = 0;
+  // Host synchronisations with the device (kernels/cuda/runtime.h host_syncs())
+  // in a step, from its first micro-batch through the optimizer update, logging,
+  // evaluation and checkpoints left out: the most in any step of the run and the
+  // mean. 0 on the CPU; the budget on a GPU is 1 (the gradient norm's read).
+  int64_t host_syncs_per_step_max = 0;
+  double host_syncs_per_step_mean = 0;
   RunRecord run;  // how the run was made (run.json); its fields are repeated in summary.json
   std::string to_json() const;
 };
@@ -125,6 +131,7 @@ class Trainer {
   struct Progress;
   struct Run;
   // One micro-batch forward and backward; adds its sums to the epoch's.
+  // Returns the batch's items (samples or tokens).
   double train_micro_batch(const HostBatch& b, bool sync, Progress& p);
   // Throws NumericsError on divergence; `step` (0-based) is for its message.
   bool optimizer_step(int64_t step);

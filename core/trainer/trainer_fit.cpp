@@ -54,8 +54,9 @@ Checkpoint Trainer::make_checkpoint(const BatchSource& train, const Progress& p)
   ck.ints["skipped_steps"] = p.skipped_steps;
   // the epoch's training sums by the task's names: "epoch_sum.loss_sum", ...
   const auto sum_names = task_->sum_names();
-  for (size_t i = 0; i < p.sums.size() && i < sum_names.size(); ++i)
-    ck.scalars["epoch_sum." + sum_names[i]] = p.sums[i];
+  const std::vector<double> sums = p.sums.read();  // empty before the epoch's first batch
+  for (size_t i = 0; i < sums.size() && i < sum_names.size(); ++i)
+    ck.scalars["epoch_sum." + sum_names[i]] = sums[i];
   ck.ints["epochs_done"] = p.epochs_done;
   ck.ints[ckpt_key::best_epoch] = p.best_epoch;
   ck.ints["have_best"] = p.have_best ? 1 : 0;
@@ -125,11 +126,16 @@ void Trainer::restore_checkpoint(const Checkpoint& ck, BatchSource& train, Progr
   p.mid_epoch = ck.int_value("mid_epoch") != 0;
   p.micro = ck.int_value("micro");
   p.skipped_steps = ck.int_value("skipped_steps");
-  p.sums.clear();
+  std::vector<double> sums;
   for (auto& name : task_->sum_names()) {
     auto it = ck.scalars.find("epoch_sum." + name);
     if (it == ck.scalars.end()) break;  // saved before the epoch's first batch
-    p.sums.push_back(it->second);
+    sums.push_back(it->second);
+  }
+  p.sums = TaskSums();
+  if (sums.size() == task_->sum_names().size()) {
+    p.sums = TaskSums(sums.size(), model_device());
+    p.sums.assign(sums);
   }
   p.epochs_done = ck.int_value("epochs_done");
   p.best_epoch = ck.int_value(ckpt_key::best_epoch);
@@ -242,6 +248,8 @@ std::string TrainSummary::to_json() const {
   j["memory_peak_bytes"] = memory_peak_bytes;
   j["memory_cached_bytes"] = memory_cached_bytes;
   j["memory_allocations"] = memory_allocations;
+  j["host_syncs_per_step_max"] = host_syncs_per_step_max;
+  j["host_syncs_per_step_mean"] = host_syncs_per_step_mean;
   return j.dump(2);
 }
 

@@ -18,6 +18,7 @@
 #include "core/trainer/stop_signal.h"
 #include "core/trainer/trainer.h"
 #include "core/trainer/trainer_progress.h"
+#include "kernels/cuda/runtime.h"
 
 namespace strata {
 namespace {
@@ -139,7 +140,7 @@ void Trainer::train_epoch(BatchSource& train, Run& run, Progress& p) {
   if (!p.mid_epoch) {
     train.start_epoch(p.epoch);
     p.micro = 0;
-    p.sums.clear();
+    p.sums = TaskSums();  // made on the first batch, on the model's device
   }
   p.mid_epoch = true;
   model_->train();
@@ -165,16 +166,19 @@ void Trainer::train_epoch(BatchSource& train, Run& run, Progress& p) {
   };
   while (!run.done && next()) {
     const bool sync = (p.micro + 1) % run.accumulate == 0 || p.micro + 1 == run.batches_per_epoch;
-    const double items_before = p.sums.empty() ? 0.0 : p.sums.back();
-    const double loss = train_micro_batch(batch, sync, p);
+    if (p.micro % run.accumulate == 0) p.step_syncs_at = cuda::host_syncs();
+    const double items = train_micro_batch(batch, sync, p);
     p.micro++;
     run.epoch_samples += batch.size;
-    run.epoch_items += p.sums.back() - items_before;
-    p.window_loss += loss;
+    run.epoch_items += items;
     p.window_batches++;
     if (!sync) continue;
     optimizer_->set_lr(schedule_->lr(p.step));
     if (!optimizer_step(p.step)) p.skipped_steps++;
+    const int64_t syncs = static_cast<int64_t>(cuda::host_syncs() - p.step_syncs_at);
+    p.step_syncs_max = std::max(p.step_syncs_max, syncs);
+    p.step_syncs_total += syncs;
+    p.synced_steps++;
     p.step++;
     after_step(train, run, p);
     show_console(train, run, p);
@@ -211,7 +215,7 @@ void Trainer::after_step(BatchSource& train, Run& run, Progress& p) {
 }
 
 void Trainer::end_epoch(BatchSource& train, Run& run, Progress& p) {
-  std::vector<double> sums = p.sums;
+  std::vector<double> sums = p.sums.read();
   sums.resize(task_->sum_names().size(), 0.0);  // an epoch this rank saw no batch of
   sums = allreduce_sums(std::move(sums));
   std::map<std::string, double> record = {{"epoch", double(p.epoch + 1)}};
@@ -330,6 +334,10 @@ TrainSummary Trainer::summarize(Run& run, Progress& p, BatchSource* test) {
   s.memory_peak_bytes = static_cast<int64_t>(mem.peak_bytes);
   s.memory_cached_bytes = static_cast<int64_t>(mem.cached_bytes);
   s.memory_allocations = static_cast<int64_t>(mem.allocations);
+  s.host_syncs_per_step_max = p.step_syncs_max;
+  s.host_syncs_per_step_mean =
+      p.synced_steps > 0 ? static_cast<double>(p.step_syncs_total) / static_cast<double>(p.synced_steps)
+                         : 0.0;
   if (comm_.rank() == 0 && !run.stop_signal) {
     write_text_file(std::filesystem::path(run_dir_) / "summary.json", s.to_json() + "\n");
     std::map<std::string, double> record;

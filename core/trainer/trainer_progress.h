@@ -8,6 +8,7 @@
 #include "core/early_stopping.h"
 #include "core/logging/loader_metrics.h"
 #include "core/tensor.h"
+#include "core/trainer/task_sums.h"
 
 namespace strata {
 
@@ -17,10 +18,11 @@ struct Trainer::Progress {
   int64_t step = 0;        // optimizer steps done
   int64_t micro = 0;       // micro-batches done in the epoch
   int64_t skipped_steps = 0;
-  // the current epoch's training sums, in the task's sum_names() order
-  std::vector<double> sums;
-  // since the last progress line
-  double window_loss = 0;
+  // the current epoch's training sums, in the task's sum_names() order, on the
+  // model's device (empty until the epoch's first batch)
+  TaskSums sums;
+  // since the last progress line: the sum of the micro-batches' losses, on the device
+  TaskSums window_loss;
   int64_t window_batches = 0;
   // early stopping / best metric
   EarlyStopping early;
@@ -35,6 +37,9 @@ struct Trainer::Progress {
   int64_t samples = 0;
   double items = 0;              // the task's items (samples or tokens), all ranks
   LoaderCounters loader_totals;  // the training loader's, all ranks: the sum of the "data" rows
+  // host synchronisations per step (TrainSummary::host_syncs_per_step_*), this process
+  uint64_t step_syncs_at = 0;  // host_syncs() when the current step's first micro-batch began
+  int64_t step_syncs_max = 0, step_syncs_total = 0, synced_steps = 0;
   std::vector<std::pair<std::string, Tensor>> best_weights;
 };
 

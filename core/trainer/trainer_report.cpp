@@ -83,7 +83,8 @@ void Trainer::log_progress(BatchSource& train, Run& run, Progress& p) {
   pi.step_in_epoch = (p.micro + run.accumulate - 1) / run.accumulate;
   pi.total_steps = run.total_steps;
   pi.bounded_by_steps = run.total_steps < cfg_.trainer.epochs * run.steps_per_epoch;
-  pi.loss = p.window_loss / static_cast<double>(std::max<int64_t>(1, p.window_batches));
+  const double window_loss = p.window_loss.empty() ? 0.0 : p.window_loss.read()[0];
+  pi.loss = window_loss / static_cast<double>(std::max<int64_t>(1, p.window_batches));
   pi.lr = optimizer_->lr();
   pi.samples_per_second = static_cast<double>(run.epoch_samples - run.last_log_samples) * comm_.size() / dt;
   pi.item_unit = task_->item_unit();
@@ -120,7 +121,7 @@ void Trainer::log_progress(BatchSource& train, Run& run, Progress& p) {
     f.memory_peak_bytes = static_cast<int64_t>(mem.peak_bytes);
     prometheus_->update(f);
   }
-  p.window_loss = 0;
+  p.window_loss.zero();
   p.window_batches = 0;
   run.last_log = t;
   run.last_log_step = p.step;

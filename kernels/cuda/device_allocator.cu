@@ -85,6 +85,7 @@ class CudaEventBackend : public PoolBackend {
   void release_event(PoolEvent e) override { spare_.push_back(reinterpret_cast<cudaEvent_t>(e)); }
   void synchronize() override {
     DeviceGuard g(device_);
+    cuda::note_host_sync();
     STRATA_CUDA_CHECK(cudaDeviceSynchronize());
   }
   std::string where() const override { return where_; }

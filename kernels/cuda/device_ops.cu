@@ -14,6 +14,7 @@
 #include "kernels/cuda/context.h"
 #include "kernels/cuda/gather.h"
 #include "kernels/cuda/half_io.cuh"
+#include "kernels/cuda/runtime.h"
 #include "kernels/device_ops_backends.h"
 #include "kernels/launch_shape.h"
 
@@ -184,7 +185,10 @@ void copy(const TensorView& src, const TensorView& dst) {
   // is read by the DMA later, so it must stay unchanged until the stream reaches
   // the copy (the loader's pinned ring slots are fenced by an event).
   STRATA_CUDA_CHECK(cudaMemcpyAsync(dst.data, src.data, bytes, cudaMemcpyDefault, s));
-  if (dst.device == Device::cpu) STRATA_CUDA_CHECK(cudaStreamSynchronize(s));
+  if (dst.device == Device::cpu) {
+    cuda::note_host_sync();
+    STRATA_CUDA_CHECK(cudaStreamSynchronize(s));
+  }
 }
 
 void axpy(double alpha, const TensorView& x, const TensorView& y) {
@@ -221,6 +225,9 @@ void scale(const TensorView& x, double sc) {
 
 // Waits for all work on the device, not only the compute stream: copy and
 // communication streams count as "queued work" for the caller.
-void synchronize() { STRATA_CUDA_CHECK(cudaDeviceSynchronize()); }
+void synchronize() {
+  cuda::note_host_sync();
+  STRATA_CUDA_CHECK(cudaDeviceSynchronize());
+}
 
 }  // namespace strata::cuda_dev

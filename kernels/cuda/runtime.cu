@@ -2,6 +2,7 @@
 // math::gelu the CPU kernels call (scalar math written once).
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <string>
 
 #include "base/error.h"
@@ -39,6 +40,27 @@ DeviceStatus device_status() {
   if (cudaGetDeviceProperties(&p, 0) == cudaSuccess) s.name = p.name;
   return s;
 }
+
+namespace {
+std::atomic<uint64_t> g_host_syncs{0};
+}  // namespace
+
+void set_device(int index) {
+  int count = 0;
+  check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+  if (index < 0 || index >= count)
+    throw Error("CUDA device " + std::to_string(index) + " does not exist: " + std::to_string(count) +
+                " device(s) visible");
+  check(cudaSetDevice(index), "cudaSetDevice");
+}
+
+int current_device() {
+  int d = -1;
+  return cudaGetDevice(&d) == cudaSuccess ? d : -1;
+}
+
+uint64_t host_syncs() { return g_host_syncs.load(std::memory_order_relaxed); }
+void note_host_sync() { g_host_syncs.fetch_add(1, std::memory_order_relaxed); }
 
 void set_allow_tf32(bool allow) {
   if (device_status().device_count > 0) context().allow_tf32 = allow;

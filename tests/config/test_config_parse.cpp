@@ -150,6 +150,7 @@ TrainConfig every_key_changed() {
   c.checkpoint = {100, 2, 0, false, "auto"};
   c.logging = {10, false, "off", 9400, "0.0.0.0"};
   c.seed = 123456789012;
+  c.device = "cuda";
   return c;
 }
 

@@ -100,7 +100,8 @@ TEST(CausalLmTask, LossAndMetricsMatchADirectComputation) {
   auto task = lm_task();
   for (int64_t rows : {int64_t{4}, int64_t{3}}) {  // 3: the evaluation padding rows are left out
     NoGradGuard no_grad;
-    TaskOutput out = task->run(*model, b, rows, Device::cpu, Precision::fp32, true);
+    TaskSums sums(task->sum_names().size(), Device::cpu);
+    TaskOutput out = task->run(*model, b, rows, Device::cpu, Precision::fp32, true, sums);
     std::vector<int64_t> ids(b.field("input").as<int64_t>(),
                              b.field("input").as<int64_t>() + rows * kContext);
     std::vector<int64_t> tg(b.field("target").as<int64_t>(),
@@ -110,9 +111,12 @@ TEST(CausalLmTask, LossAndMetricsMatchADirectComputation) {
                                   Tensor::from_vector_i64(tg, {rows * kContext}))
                         .item();
     EXPECT_NEAR(out.loss.item(), direct, 1e-6) << rows;
-    ASSERT_EQ(out.sums.size(), 2u);
-    EXPECT_EQ(out.sums[1], static_cast<double>(rows * kContext));
-    Metrics m = task->metrics(out.sums, true);
+    const std::vector<double> s = sums.read();
+    ASSERT_EQ(s.size(), 2u);
+    EXPECT_EQ(out.items, static_cast<double>(rows * kContext));
+    EXPECT_EQ(s[1], static_cast<double>(rows * kContext));
+    EXPECT_DOUBLE_EQ(s[0], out.loss.item() * static_cast<double>(rows * kContext));
+    Metrics m = task->metrics(s, true);
     ASSERT_EQ(m.size(), 3u);
     EXPECT_NEAR(m[0].second, direct, 1e-6);
     EXPECT_NEAR(m[1].second, std::exp(direct), 1e-4 * std::exp(direct));
@@ -133,7 +137,8 @@ TEST(CausalLmTask, RefusesTokensOfTheWrongShape) {
   b.fields[1].name = "target";
   b.size = 8;
   auto model = build_gpt(gpt_config());
-  EXPECT_THROW(lm_task()->run(*model, b, 8, Device::cpu, Precision::fp32, false), ShapeError);
+  TaskSums sums(2, Device::cpu);
+  EXPECT_THROW(lm_task()->run(*model, b, 8, Device::cpu, Precision::fp32, false, sums), ShapeError);
 }
 
 TEST(TrainerLm, TrainsAGptAndResumesExactly) {

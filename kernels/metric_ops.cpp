@@ -1,0 +1,53 @@
+// Picks the metric ops' implementation by the views' device; the views of one
+// call must share it.
+#include "kernels/metric_ops.h"
+
+#include <string>
+
+#include "base/error.h"
+
+namespace strata::dev {
+namespace {
+
+Device common_device(const char* op, std::initializer_list<const TensorView*> views) {
+  const TensorView* first = nullptr;
+  for (const TensorView* v : views) {
+    if (!v->defined()) continue;
+    if (!first)
+      first = v;
+    else if (v->device != first->device)
+      throw Error(std::string("metric op ") + op + ": views on " + device_name(first->device) + " and " +
+                  device_name(v->device));
+  }
+  return first ? first->device : Device::cpu;
+}
+
+void require_f64_scalar(const TensorView& acc, const char* op, const char* what) {
+  if (acc.dtype != DType::f64 || acc.numel() != 1)
+    throw Error(std::string("metric op ") + op + ": " + what + " must be one f64 element, got " +
+                dtype_name(acc.dtype) + shape_str(acc.shape));
+}
+
+}  // namespace
+
+void add_scaled(const TensorView& x, double alpha, const TensorView& acc) {
+  require_f64_scalar(acc, "add_scaled", "acc");
+  if (x.numel() != 1) throw Error("metric op add_scaled: x must be one element, got " + shape_str(x.shape));
+  if (common_device("add_scaled", {&x, &acc}) == Device::cpu) return cpu_metric::add_scaled(x, alpha, acc);
+  cuda_metric::add_scaled(x, alpha, acc);
+}
+
+void count_hits(const TensorView& logits, const TensorView& labels, const TensorView& top1,
+                const TensorView& top5) {
+  require_f64_scalar(top1, "count_hits", "top1");
+  if (top5.defined()) require_f64_scalar(top5, "count_hits", "top5");
+  if (logits.shape.size() != 2 || labels.dtype != DType::i64 || labels.numel() != logits.shape[0])
+    throw Error("metric op count_hits: expected (B, C) logits and B i64 labels, got logits " +
+                shape_str(logits.shape) + " and labels " + dtype_name(labels.dtype) +
+                shape_str(labels.shape));
+  if (common_device("count_hits", {&logits, &labels, &top1, &top5}) == Device::cpu)
+    return cpu_metric::count_hits(logits, labels, top1, top5);
+  cuda_metric::count_hits(logits, labels, top1, top5);
+}
+
+}  // namespace strata::dev
