@@ -17,6 +17,7 @@
 #include "core/trainer/stop_signal.h"
 #include "core/trainer/trainer_progress.h"
 #include "kernels/parallel.h"
+#include "kernels/trace_range.h"
 
 namespace strata {
 
@@ -61,6 +62,7 @@ void Trainer::sync_buffers_if_trained() {
 
 double Trainer::train_micro_batch(const HostBatch& b, bool sync, Progress& p) {
   trained_since_buffer_sync_ = true;
+  TraceRange forward("forward");  // the batch's h2d copy, the forward pass and the loss
   TaskOutput out = task_->run(*model_, b, b.size, model_device(), precision_, false);
   if (p.sums.size() != out.sums.size()) p.sums.assign(out.sums.size(), 0.0);
   for (size_t i = 0; i < out.sums.size(); ++i) p.sums[i] += out.sums[i];
@@ -69,6 +71,8 @@ double Trainer::train_micro_batch(const HostBatch& b, bool sync, Progress& p) {
   Tensor objective =
       cfg_.trainer.accumulate > 1 ? scale(loss, 1.0 / static_cast<double>(cfg_.trainer.accumulate)) : loss;
   sync_->begin_step(sync);
+  forward.end();
+  TraceRange backward("backward");
   scaler_.scale_loss(objective).backward();
   return value;
 }
@@ -85,7 +89,11 @@ std::string first_non_finite_gradient(const NamedTensors& params) {
 }  // namespace
 
 bool Trainer::optimizer_step(int64_t step) {
-  sync_->finish();
+  {
+    TraceRange allreduce("allreduce");  // the wait for the buckets still reducing after backward
+    sync_->finish();
+  }
+  TraceRange optimizer("optimizer");  // unscale, clip, step, zero_grad
   bool finite = true;
   if (scaler_.enabled()) {
     finite = scaler_.unscale(params_);

@@ -7,6 +7,7 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "core/config/train_config.h"
 #include "core/early_stopping.h"
 #include "core/logging/loader_metrics.h"
+#include "core/logging/nvml_sampler.h"
 #include "core/logging/prometheus_exporter.h"
 #include "core/logging/run_log.h"
 #include "core/loss_scaler.h"
@@ -74,6 +76,9 @@ struct TrainSummary {
   // (kernels/allocator.h; on the host these count every tensor of the process).
   std::string device = "cpu";
   int64_t memory_in_use_bytes = 0, memory_peak_bytes = 0, memory_cached_bytes = 0, memory_allocations = 0;
+  // Rank 0's GPU as its driver reported it at the logging intervals
+  // (core/logging/nvml_sampler.h); none without NVML or on the host.
+  std::optional<GpuSummary> gpu;
   RunRecord run;  // how the run was made (run.json); its fields are repeated in summary.json
   std::string to_json() const;
 };
@@ -120,6 +125,10 @@ class Trainer {
   // The command line, overrides and config file for run.json and summary.json;
   // fit() fills in the version, commit, host, world size and start time.
   void set_run_record(RunRecord record) { run_record_ = std::move(record); }
+  // The reader of this rank's GPU for the "gpu" rows, before fit(). Without
+  // one, a model on CUDA gets NvmlSampler({STRATA_DEVICE, else the local rank});
+  // a model on the host reads no GPU unless given one.
+  void set_gpu_sampler(std::unique_ptr<NvmlSampler> sampler) { gpu_sampler_ = std::move(sampler); }
 
  private:
   struct Progress;
@@ -137,7 +146,9 @@ class Trainer {
   // this rank's part, for its Prometheus endpoint.
   LoaderCounters log_loader(BatchSource& train, Run& run, Progress& p);
   void show_console(const BatchSource& train, const Run& run, const Progress& p);  // bars between lines
-  void start_prometheus();  // logging.prometheus_port > 0; before the run directory exists
+  void start_prometheus();     // logging.prometheus_port > 0; before the run directory exists
+  void start_gpu_sampler();    // once the run log exists: says when NVML is not there
+  void log_gpu(int64_t step);  // a "gpu" row, at a logging interval
   void end_epoch(BatchSource& train, Run& run, Progress& p);
   // Evaluates on the validation source and tracks the monitored metric: best
   // weights, early stopping, a metric-driven schedule. NaN without a source.
@@ -175,6 +186,8 @@ class Trainer {
   std::unique_ptr<RunLog> log_;                     // from the start of fit()
   std::unique_ptr<CheckpointRotation> rotation_;    // rank 0, made at the first save
   std::unique_ptr<PrometheusExporter> prometheus_;  // every rank, when logging.prometheus_port is set
+  std::unique_ptr<NvmlSampler> gpu_sampler_;        // null without a GPU to read
+  std::optional<GpuSample> gpu_last_;               // for the Prometheus probe
   double flops_per_item_ = 0;
   RunRecord run_record_;
   std::function<void()> buffer_sync_;

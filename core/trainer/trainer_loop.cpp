@@ -18,6 +18,7 @@
 #include "core/trainer/stop_signal.h"
 #include "core/trainer/trainer.h"
 #include "core/trainer/trainer_progress.h"
+#include "kernels/trace_range.h"
 
 namespace strata {
 namespace {
@@ -83,6 +84,7 @@ void Trainer::open_run_dir() {
   if (prometheus_)
     log_->message("prometheus: rank 0 serves metrics on http://" + cfg_.logging.prometheus_address + ":" +
                   std::to_string(prometheus_->port()) + "/metrics (rank r on port + its local rank)");
+  start_gpu_sampler();
 }
 
 TrainSummary Trainer::fit(BatchSource& train, BatchSource* val, BatchSource* test) {
@@ -154,6 +156,7 @@ void Trainer::train_epoch(BatchSource& train, Run& run, Progress& p) {
   // first (with several ranks the others are inside a collective: the newest
   // periodic checkpoint is where the job resumes).
   auto next = [&] {
+    TraceRange wait("data wait");
     try {
       return train.next(batch);
     } catch (const Error& e) {
@@ -330,6 +333,7 @@ TrainSummary Trainer::summarize(Run& run, Progress& p, BatchSource* test) {
   s.memory_peak_bytes = static_cast<int64_t>(mem.peak_bytes);
   s.memory_cached_bytes = static_cast<int64_t>(mem.cached_bytes);
   s.memory_allocations = static_cast<int64_t>(mem.allocations);
+  if (gpu_sampler_) s.gpu = gpu_sampler_->summary();
   if (comm_.rank() == 0 && !run.stop_signal) {
     write_text_file(std::filesystem::path(run_dir_) / "summary.json", s.to_json() + "\n");
     std::map<std::string, double> record;
