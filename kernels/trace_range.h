@@ -6,6 +6,7 @@
 // allocate nothing, profiled or not. The name must outlive the range (a
 // string literal).
 #pragma once
+#include <type_traits>
 
 namespace strata {
 
@@ -42,5 +43,9 @@ class TraceRange {
   bool open_ = false;
 #endif
 };
+
+#if !STRATA_HAVE_CUDA
+static_assert(std::is_empty_v<TraceRange>, "without CUDA a TraceRange holds and does nothing");
+#endif
 
 }  // namespace strata

@@ -1,8 +1,9 @@
 // NVML through dlopen. The few types and functions used are declared here from
 // NVML's documented C ABI (nvml.h, NVML API Reference): every function returns
 // nvmlReturn_t (an int, 0 = NVML_SUCCESS), a device is an opaque pointer, and
-// enums are passed as ints. The _v2 entry points are the ones nvml.h maps the
-// plain names to since R450, present in every driver that can run strata.
+// enums are passed as ints. The _v2 entry points are those nvml.h has mapped
+// the plain names to for many driver releases (any driver new enough for
+// CUDA 12 has them); the symbols are looked up by those names.
 #include "core/logging/nvml_sampler.h"
 
 #include <dlfcn.h>
@@ -51,34 +52,31 @@ struct NvmlSampler::Library {
   NvmlReturn (*clock)(NvmlDevice, int, unsigned*) = nullptr;        // MHz
   NvmlReturn (*temperature)(NvmlDevice, int, unsigned*) = nullptr;  // degrees C
 
-  std::string error(const char* call, NvmlReturn r) const {
-    return std::string(call) + ": " + (error_string ? error_string(r) : "error " + std::to_string(r));
+  std::string error(const std::string& call, NvmlReturn r) const {
+    return call + ": " + (error_string ? error_string(r) : "error " + std::to_string(r));
   }
 
   // Empty when every symbol was found, else the first one missing.
   std::string resolve() {
+    std::string missing;
     auto sym = [&](auto& fn, const char* name) {
       fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle, name));
-      return fn != nullptr;
+      if (!fn && missing.empty()) missing = name;
     };
-    const std::pair<bool, const char*> found[] = {
-        {sym(init, "nvmlInit_v2"), "nvmlInit_v2"},
-        {sym(shutdown, "nvmlShutdown"), "nvmlShutdown"},
-        {sym(error_string, "nvmlErrorString"), "nvmlErrorString"},
-        {sym(device_count, "nvmlDeviceGetCount_v2"), "nvmlDeviceGetCount_v2"},
-        {sym(handle_by_index, "nvmlDeviceGetHandleByIndex_v2"), "nvmlDeviceGetHandleByIndex_v2"},
-        {sym(handle_by_pci_bus_id, "nvmlDeviceGetHandleByPciBusId_v2"), "nvmlDeviceGetHandleByPciBusId_v2"},
-        {sym(index, "nvmlDeviceGetIndex"), "nvmlDeviceGetIndex"},
-        {sym(name, "nvmlDeviceGetName"), "nvmlDeviceGetName"},
-        {sym(utilization, "nvmlDeviceGetUtilizationRates"), "nvmlDeviceGetUtilizationRates"},
-        {sym(memory, "nvmlDeviceGetMemoryInfo"), "nvmlDeviceGetMemoryInfo"},
-        {sym(power, "nvmlDeviceGetPowerUsage"), "nvmlDeviceGetPowerUsage"},
-        {sym(clock, "nvmlDeviceGetClockInfo"), "nvmlDeviceGetClockInfo"},
-        {sym(temperature, "nvmlDeviceGetTemperature"), "nvmlDeviceGetTemperature"},
-    };
-    for (auto& [ok, name] : found)
-      if (!ok) return name;
-    return {};
+    sym(init, "nvmlInit_v2");
+    sym(shutdown, "nvmlShutdown");
+    sym(error_string, "nvmlErrorString");
+    sym(device_count, "nvmlDeviceGetCount_v2");
+    sym(handle_by_index, "nvmlDeviceGetHandleByIndex_v2");
+    sym(handle_by_pci_bus_id, "nvmlDeviceGetHandleByPciBusId_v2");
+    sym(index, "nvmlDeviceGetIndex");
+    sym(name, "nvmlDeviceGetName");
+    sym(utilization, "nvmlDeviceGetUtilizationRates");
+    sym(memory, "nvmlDeviceGetMemoryInfo");
+    sym(power, "nvmlDeviceGetPowerUsage");
+    sym(clock, "nvmlDeviceGetClockInfo");
+    sym(temperature, "nvmlDeviceGetTemperature");
+    return missing;
   }
 
   ~Library() {
@@ -99,7 +97,7 @@ NvmlSampler::NvmlSampler(const NvmlDeviceChoice& choice) : lib_(std::make_unique
     return;
   }
   if (const std::string missing = l.resolve(); !missing.empty()) {
-    reason_ = path + ": no " + missing + " (a driver older than R450?)";
+    reason_ = path + ": no " + missing + " (not NVML, or a driver too old)";
     return;
   }
   if (NvmlReturn r = l.init(); r != kNvmlSuccess) {
@@ -116,12 +114,12 @@ NvmlSampler::NvmlSampler(const NvmlDeviceChoice& choice) : lib_(std::make_unique
   if (!choice.pci_bus_id.empty()) {
     r = l.handle_by_pci_bus_id(choice.pci_bus_id.c_str(), &l.device);
     if (r != kNvmlSuccess)
-      reason_ = l.error(("nvmlDeviceGetHandleByPciBusId_v2(" + choice.pci_bus_id + ")").c_str(), r);
+      reason_ = l.error("nvmlDeviceGetHandleByPciBusId_v2(" + choice.pci_bus_id + ")", r);
   } else {
     summary_.index = static_cast<int>(static_cast<unsigned>(std::max(0, choice.index)) % count);
     r = l.handle_by_index(static_cast<unsigned>(summary_.index), &l.device);
     if (r != kNvmlSuccess)
-      reason_ = l.error(("nvmlDeviceGetHandleByIndex_v2(" + std::to_string(summary_.index) + ")").c_str(), r);
+      reason_ = l.error("nvmlDeviceGetHandleByIndex_v2(" + std::to_string(summary_.index) + ")", r);
   }
   if (r != kNvmlSuccess) {
     l.device = nullptr;
