@@ -126,8 +126,8 @@ class Trainer {
   // fit() fills in the version, commit, host, world size and start time.
   void set_run_record(RunRecord record) { run_record_ = std::move(record); }
   // The reader of this rank's GPU for the "gpu" rows, before fit(). Without
-  // one, a model on CUDA gets NvmlSampler({STRATA_DEVICE, else the local rank});
-  // a model on the host reads no GPU unless given one.
+  // one, a model on CUDA gets an NvmlSampler of the current CUDA device (by its
+  // PCI bus id); a model on the host reads no GPU unless given one.
   void set_gpu_sampler(std::unique_ptr<NvmlSampler> sampler) { gpu_sampler_ = std::move(sampler); }
 
  private:

@@ -13,6 +13,7 @@
 
 #include "core/trainer/trainer.h"
 #include "core/trainer/trainer_progress.h"
+#include "kernels/cuda/pci_bus_id.h"
 
 namespace strata {
 namespace {
@@ -35,10 +36,12 @@ std::string run_name(const std::string& run_dir) {
   return p.filename().string();
 }
 
-// Until the device selection names the CUDA device's PCI bus id: STRATA_DEVICE,
-// else the local rank (NvmlSampler wraps it modulo the GPUs).
+// The GPU the model is on: the current CUDA device, named to NVML by its PCI bus
+// id. Where the runtime gives none, STRATA_DEVICE, else the local rank
+// (NvmlSampler wraps it modulo the GPUs).
 NvmlDeviceChoice rank_gpu(int local_rank) {
   NvmlDeviceChoice c;
+  c.pci_bus_id = cuda::current_device_pci_bus_id();
   c.index = local_rank;
   if (const char* d = std::getenv("STRATA_DEVICE"); d && *d) {
     char* end = nullptr;

@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 #include "core/logging/nvml_sampler.h"
 #include "kernels/allocator.h"
+#include "kernels/cuda/pci_bus_id.h"
 #include "kernels/cuda/runtime.h"
 
 #if STRATA_HAVE_CUDA
@@ -23,8 +25,8 @@ TEST(NvmlDriver, ReadsTheGpuCudaRunsOn) {
   if (st.device_count == 0) GTEST_SKIP() << st.reason;
 #if STRATA_HAVE_CUDA
   ASSERT_EQ(cudaFree(nullptr), cudaSuccess);  // the context first: its own memory is not the test's
-  char bus_id[32] = {};
-  ASSERT_EQ(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, 0), cudaSuccess);
+  const std::string bus_id = cuda::current_device_pci_bus_id();
+  ASSERT_FALSE(bus_id.empty());
   NvmlSampler s(NvmlDeviceChoice{0, bus_id});
   if (!s.available())
     GTEST_SKIP() << "CUDA sees " << st.name << " but NVML is not there (" << s.unavailable_reason()
