@@ -41,7 +41,9 @@ TEST(NvmlDriver, ReadsTheGpuCudaRunsOn) {
   EXPECT_GT(before->sm_clock_mhz, 0.0);
   EXPECT_GT(before->temperature_c, 0.0);
   EXPECT_LT(before->temperature_c, 120.0);
-  if (std::isfinite(before->power_watts)) EXPECT_GT(before->power_watts, 0.0);
+  if (std::isfinite(before->power_watts)) {
+    EXPECT_GT(before->power_watts, 0.0);
+  }
 
   constexpr size_t kGiB = size_t{1} << 30;
   Allocator& device = allocator_for(Device::cuda);
