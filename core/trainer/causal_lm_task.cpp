@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "core/autograd.h"
 #include "core/ops.h"
+#include "kernels/trace_range.h"
 
 namespace strata {
 namespace {
@@ -42,8 +43,10 @@ TaskOutput CausalLmTask::run(Module& model, const HostBatch& b, int64_t rows, De
     throw ShapeError("batch fields '" + input_field_ + "' " + shape_str(b.field(input_field_).shape) +
                      " and '" + target_field_ + "' " + shape_str(b.field(target_field_).shape) +
                      " differ in shape");
+  TraceRange h2d("h2d");
   Tensor ids = token_rows(b, input_field_, rows, false).to(device);
   Tensor targets = token_rows(b, target_field_, rows, true).to(device);
+  h2d.end();
   const int64_t tokens = ids.numel();
   Tensor logits;
   {

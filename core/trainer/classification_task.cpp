@@ -3,6 +3,7 @@
 #include "core/autograd.h"
 #include "core/ops.h"
 #include "core/trainer/batch_tensors.h"
+#include "kernels/trace_range.h"
 
 namespace strata {
 namespace {
@@ -26,8 +27,10 @@ TaskOutput ClassificationTask::run(Module& model, const HostBatch& b, int64_t ro
     l.resize(static_cast<size_t>(rows));
     t.labels = Tensor::from_vector_i64(l, {rows});
   }
+  TraceRange h2d("h2d");
   t.input = t.input.to(device);  // no-op on the host
   t.labels = t.labels.to(device);
+  h2d.end();
   Tensor logits;
   {
     AutocastGuard autocast(precision);

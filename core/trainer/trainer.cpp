@@ -17,6 +17,7 @@
 #include "core/trainer/stop_signal.h"
 #include "core/trainer/trainer_progress.h"
 #include "kernels/parallel.h"
+#include "kernels/trace_range.h"
 
 namespace strata {
 
@@ -61,6 +62,7 @@ void Trainer::sync_buffers_if_trained() {
 
 double Trainer::train_micro_batch(const HostBatch& b, bool sync, Progress& p) {
   trained_since_buffer_sync_ = true;
+  TraceRange forward("forward");  // the batch's h2d copy, the forward pass and the loss
   const Device device = model_device();
   if (p.sums.empty()) p.sums = TaskSums(task_->sum_names().size(), device);
   if (p.window_loss.empty()) p.window_loss = TaskSums(1, device);
@@ -70,6 +72,8 @@ double Trainer::train_micro_batch(const HostBatch& b, bool sync, Progress& p) {
   Tensor objective =
       cfg_.trainer.accumulate > 1 ? scale(loss, 1.0 / static_cast<double>(cfg_.trainer.accumulate)) : loss;
   sync_->begin_step(sync);
+  forward.end();
+  TraceRange backward("backward");
   scaler_.scale_loss(objective).backward();
   return out.items;
 }
@@ -86,7 +90,11 @@ std::string first_non_finite_gradient(const NamedTensors& params) {
 }  // namespace
 
 bool Trainer::optimizer_step(int64_t step) {
-  sync_->finish();
+  {
+    TraceRange allreduce("allreduce");  // the wait for the buckets still reducing after backward
+    sync_->finish();
+  }
+  TraceRange optimizer("optimizer");  // the norm's read, the fused update, zero_grad
   // The step's one read from the device: the global norm of the gradients as
   // they are (loss-scaled in fp16). It is not finite when any gradient holds an
   // inf or a NaN, it gives the clip coefficient, and unscale and clip then fold

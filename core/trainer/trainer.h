@@ -7,6 +7,7 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "core/config/train_config.h"
 #include "core/early_stopping.h"
 #include "core/logging/loader_metrics.h"
+#include "core/logging/nvml_sampler.h"
 #include "core/logging/prometheus_exporter.h"
 #include "core/logging/run_log.h"
 #include "core/loss_scaler.h"
@@ -80,6 +82,9 @@ struct TrainSummary {
   // mean. 0 on the CPU; the budget on a GPU is 1 (the gradient norm's read).
   int64_t host_syncs_per_step_max = 0;
   double host_syncs_per_step_mean = 0;
+  // Rank 0's GPU as its driver reported it at the logging intervals
+  // (core/logging/nvml_sampler.h); none without NVML or on the host.
+  std::optional<GpuSummary> gpu;
   RunRecord run;  // how the run was made (run.json); its fields are repeated in summary.json
   std::string to_json() const;
 };
@@ -126,6 +131,10 @@ class Trainer {
   // The command line, overrides and config file for run.json and summary.json;
   // fit() fills in the version, commit, host, world size and start time.
   void set_run_record(RunRecord record) { run_record_ = std::move(record); }
+  // The reader of this rank's GPU for the "gpu" rows, before fit(). Without
+  // one, a model on CUDA gets an NvmlSampler of the current CUDA device (by its
+  // PCI bus id); a model on the host reads no GPU unless given one.
+  void set_gpu_sampler(std::unique_ptr<NvmlSampler> sampler) { gpu_sampler_ = std::move(sampler); }
 
  private:
   struct Progress;
@@ -144,7 +153,9 @@ class Trainer {
   // this rank's part, for its Prometheus endpoint.
   LoaderCounters log_loader(BatchSource& train, Run& run, Progress& p);
   void show_console(const BatchSource& train, const Run& run, const Progress& p);  // bars between lines
-  void start_prometheus();  // logging.prometheus_port > 0; before the run directory exists
+  void start_prometheus();     // logging.prometheus_port > 0; before the run directory exists
+  void start_gpu_sampler();    // once the run log exists: says when NVML is not there
+  void log_gpu(int64_t step);  // a "gpu" row, at a logging interval
   void end_epoch(BatchSource& train, Run& run, Progress& p);
   // Evaluates on the validation source and tracks the monitored metric: best
   // weights, early stopping, a metric-driven schedule. NaN without a source.
@@ -182,6 +193,8 @@ class Trainer {
   std::unique_ptr<RunLog> log_;                     // from the start of fit()
   std::unique_ptr<CheckpointRotation> rotation_;    // rank 0, made at the first save
   std::unique_ptr<PrometheusExporter> prometheus_;  // every rank, when logging.prometheus_port is set
+  std::unique_ptr<NvmlSampler> gpu_sampler_;        // null without a GPU to read
+  std::optional<GpuSample> gpu_last_;               // for the Prometheus probe
   double flops_per_item_ = 0;
   RunRecord run_record_;
   std::function<void()> buffer_sync_;

@@ -250,6 +250,20 @@ std::string TrainSummary::to_json() const {
   j["memory_allocations"] = memory_allocations;
   j["host_syncs_per_step_max"] = host_syncs_per_step_max;
   j["host_syncs_per_step_mean"] = host_syncs_per_step_mean;
+  auto finite_or_null = [](double v) {
+    return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+  };
+  if (gpu)
+    j["gpu"] = {{"name", gpu->name},
+                {"index", gpu->index},
+                {"samples", gpu->samples},
+                {"peak_memory_used_bytes", gpu->peak_memory_used_bytes},
+                {"memory_total_bytes", gpu->memory_total_bytes},
+                {"mean_utilization", finite_or_null(gpu->mean_utilization)},
+                {"mean_power_watts", finite_or_null(gpu->mean_power_watts)},
+                {"max_temperature_c", gpu->max_temperature_c}};
+  else
+    j["gpu"] = nullptr;
   return j.dump(2);
 }
 

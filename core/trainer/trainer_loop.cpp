@@ -19,6 +19,7 @@
 #include "core/trainer/trainer.h"
 #include "core/trainer/trainer_progress.h"
 #include "kernels/cuda/runtime.h"
+#include "kernels/trace_range.h"
 
 namespace strata {
 namespace {
@@ -84,6 +85,7 @@ void Trainer::open_run_dir() {
   if (prometheus_)
     log_->message("prometheus: rank 0 serves metrics on http://" + cfg_.logging.prometheus_address + ":" +
                   std::to_string(prometheus_->port()) + "/metrics (rank r on port + its local rank)");
+  start_gpu_sampler();
 }
 
 TrainSummary Trainer::fit(BatchSource& train, BatchSource* val, BatchSource* test) {
@@ -155,6 +157,7 @@ void Trainer::train_epoch(BatchSource& train, Run& run, Progress& p) {
   // first (with several ranks the others are inside a collective: the newest
   // periodic checkpoint is where the job resumes).
   auto next = [&] {
+    TraceRange wait("data wait");
     try {
       return train.next(batch);
     } catch (const Error& e) {
@@ -338,6 +341,7 @@ TrainSummary Trainer::summarize(Run& run, Progress& p, BatchSource* test) {
   s.host_syncs_per_step_mean =
       p.synced_steps > 0 ? static_cast<double>(p.step_syncs_total) / static_cast<double>(p.synced_steps)
                          : 0.0;
+  if (gpu_sampler_) s.gpu = gpu_sampler_->summary();
   if (comm_.rank() == 0 && !run.stop_signal) {
     write_text_file(std::filesystem::path(run_dir_) / "summary.json", s.to_json() + "\n");
     std::map<std::string, double> record;

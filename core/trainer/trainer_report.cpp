@@ -1,15 +1,19 @@
 // What the trainer reports at a logging interval: the progress line and its
-// "train" row, the training loader's counters as a "data" row (with their run
-// totals for summary.json), the staging bar, and this rank's Prometheus
-// endpoint. See docs/training.md and docs/monitoring.md.
+// "train" row (with the allocator's memory), the training loader's counters as
+// a "data" row (with their run totals for summary.json), the GPU's "gpu" row,
+// the staging bar, and this rank's Prometheus endpoint. See docs/training.md
+// and docs/monitoring.md.
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 
 #include "core/trainer/trainer.h"
 #include "core/trainer/trainer_progress.h"
+#include "kernels/cuda/pci_bus_id.h"
 
 namespace strata {
 namespace {
@@ -32,7 +36,51 @@ std::string run_name(const std::string& run_dir) {
   return p.filename().string();
 }
 
+// The GPU the model is on: the current CUDA device, named to NVML by its PCI bus
+// id. Where the runtime gives none, STRATA_DEVICE, else the local rank
+// (NvmlSampler wraps it modulo the GPUs).
+NvmlDeviceChoice rank_gpu(int local_rank) {
+  NvmlDeviceChoice c;
+  c.pci_bus_id = cuda::current_device_pci_bus_id();
+  c.index = local_rank;
+  if (const char* d = std::getenv("STRATA_DEVICE"); d && *d) {
+    char* end = nullptr;
+    const long v = std::strtol(d, &end, 10);
+    if (*end != '\0' || v < 0)
+      throw ConfigError("STRATA_DEVICE='" + std::string(d) + "' is not a GPU index (0, 1, ...)");
+    c.index = static_cast<int>(v);
+  }
+  return c;
+}
+
 }  // namespace
+
+void Trainer::start_gpu_sampler() {
+  if (!gpu_sampler_ && model_device() == Device::cuda)
+    gpu_sampler_ = std::make_unique<NvmlSampler>(rank_gpu(comm_.local_rank()));
+  if (!gpu_sampler_) return;  // a model on the host: no GPU to read
+  if (!gpu_sampler_->available()) {
+    log_->message("nvml: not available (" + gpu_sampler_->unavailable_reason() + ")");
+    gpu_sampler_.reset();
+    return;
+  }
+  const GpuSummary g = gpu_sampler_->summary();
+  log_->message("nvml: GPU " + std::to_string(g.index) + " (" + g.name + ") read at every logging interval");
+  if (prometheus_)
+    prometheus_->set_gpu_probe([this]() -> std::optional<GpuReading> {
+      if (!gpu_last_ || !std::isfinite(gpu_last_->utilization)) return std::nullopt;
+      return GpuReading{gpu_last_->utilization, gpu_last_->memory_used_bytes, gpu_last_->memory_total_bytes};
+    });
+}
+
+void Trainer::log_gpu(int64_t step) {
+  if (!gpu_sampler_ || !gpu_sampler_->available()) return;
+  gpu_last_ = gpu_sampler_->sample();
+  if (gpu_last_)
+    log_->record("gpu", step, gpu_row(*gpu_last_));
+  else
+    log_->message("nvml: stopped reading the GPU (" + gpu_sampler_->unavailable_reason() + ")");
+}
 
 void Trainer::start_prometheus() {
   if (cfg_.logging.prometheus_port <= 0 || prometheus_) return;
@@ -103,10 +151,15 @@ void Trainer::log_progress(BatchSource& train, Run& run, Progress& p) {
                                           {"data_wait_fraction", pi.data_wait_fraction},
                                           {"loss_scale", scaler_.scale()}};
   if (pi.mfu > 0) values["mfu"] = pi.mfu;
+  // the model device's allocator over time: a leak shows as a rising peak
+  const AllocatorStats mem = allocator_for(model_device()).stats();
+  values["memory_in_use_bytes"] = static_cast<double>(mem.in_use_bytes);
+  values["memory_peak_bytes"] = static_cast<double>(mem.peak_bytes);
+  values["memory_cached_bytes"] = static_cast<double>(mem.cached_bytes);
   log_->record("train", p.step, values);
   const LoaderCounters loader = log_loader(train, run, p);
+  log_gpu(p.step);
   if (prometheus_) {
-    const AllocatorStats mem = allocator_for(model_device()).stats();
     TrainingFigures f;
     f.step = p.step;
     f.epoch = p.epoch;
