@@ -213,7 +213,9 @@ int run(int argc, char** argv) {
   if (int rc = cli::parse(app, argc, argv); rc >= 0) return rc;
   TrainConfig cfg = load_config(config, overrides);
   if (dry || print_config) return dry_run(cfg, config, print_config && !dry);
-  auto comm = make_communicator("auto");
+  // The rank's device; the integrator's device selection (the `device:` key) replaces this.
+  const Device device = Device::cpu;
+  auto comm = make_communicator(cfg.distributed.backend, device);
   if (run_dir.empty()) run_dir = default_run_dir(config);
   if (comm->size() > 1) {  // every rank uses rank 0's directory name
     std::vector<char> buf(512, 0);
@@ -232,7 +234,8 @@ int run(int argc, char** argv) {
   // Several ranks: same model checked and rank 0's weights broadcast, gradients
   // synced in buckets overlapping backward, buffers averaged before eval/checkpoints.
   std::unique_ptr<DataParallel> ddp;
-  if (comm->size() > 1) ddp = std::make_unique<DataParallel>(*comm, model);
+  if (comm->size() > 1)
+    ddp = std::make_unique<DataParallel>(*comm, model, BucketOptions::from_config(cfg.distributed));
   Trainer trainer(cfg, run_dir, model, make_task(entry.task, data.task), *comm);
   trainer.set_flops_per_item(entry.train_flops(spec));
   RunRecord record;

@@ -44,6 +44,7 @@ TEST(ConfigSchema, EveryStructFieldHasExactlyOneKey) {
   EXPECT_EQ(keys_in("early_stopping"), field_count<EarlyStoppingConfig>());
   EXPECT_EQ(keys_in("checkpoint"), field_count<CheckpointConfig>());
   EXPECT_EQ(keys_in("logging"), field_count<LoggingConfig>());
+  EXPECT_EQ(keys_in("distributed"), field_count<DistributedConfig>());
   EXPECT_EQ(keys_in(""), 1u);  // seed
   EXPECT_EQ(config_sections().size(), field_count<TrainConfig>());
 }
