@@ -37,7 +37,10 @@ struct BucketOptions {
   static BucketOptions from_config(const DistributedConfig& c);
 };
 
-// Cumulative figures of the steps that synced (begin_step(true) ... finish()).
+// Cumulative figures of the steps that synced (begin_step(true) ... finish()),
+// by host clocks. On the NCCL path (reduces_on_device()) the host never waits for
+// the device, so wait_seconds is only the queuing of the event waits and "seen
+// complete" means seen by the host; the device-side overlap shows in Nsight.
 struct GradSyncStats {
   int64_t steps = 0;                // finish() calls that synced
   int64_t allreduces = 0;           // bucket allreduces started
