@@ -264,6 +264,7 @@ BackendDecision decide_backend(const std::string& requested, int world_size,
   }
   if (world_size <= 1) return {"single", ""};
   if (without.empty()) return {"nccl", ""};
+  if (without.size() == static_cast<size_t>(world_size)) return {"mpi", ""};  // a CPU job: nothing to explain
   return {"mpi", "distributed.backend=auto: rank" + std::string(without.size() > 1 ? "s " : " ") +
                      rank_list(without) + (without.size() > 1 ? " have" : " has") +
                      " no GPU (device cpu), so all " + std::to_string(world_size) +

@@ -70,7 +70,7 @@ std::unique_ptr<Communicator> make_communicator(const std::string& backend = "au
 // the same). `requested` is distributed.backend; `rank_has_gpu[r]` says whether rank
 // r trains on a CUDA device (world_size entries; world_size is 1 when not launched).
 //   auto   one process: single; several: nccl when every rank has a GPU, else mpi,
-//          and `note` names the ranks without one;
+//          and when some ranks have one, `note` names the ranks without;
 //   nccl   needs a GPU on every rank: ConfigError naming the first rank without;
 //   single, mpi: as asked.
 // An unknown name is a ConfigError listing the valid ones.

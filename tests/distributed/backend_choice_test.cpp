@@ -29,10 +29,16 @@ TEST(BackendChoice, DecisionTable) {
       // auto, several ranks: NCCL only when every rank has a GPU
       {"auto", 2, {true, true}, "nccl", ""},
       {"auto", 4, {true, true, true, true}, "nccl", ""},
-      {"auto", 2, {false, false}, "mpi", "ranks 0, 1 have no GPU"},
+      {"auto", 2, {false, false}, "mpi", ""},  // a CPU job: no note
       {"auto", 4, {true, true, true, false}, "mpi", "rank 3 has no GPU (device cpu), so all 4 ranks"},
       {"auto", 3, {false, true, true}, "mpi", "rank 0 has no GPU"},
       {"auto", 4, {true, false, true, false}, "mpi", "ranks 1, 3 have no GPU"},
+      {"auto", 12, std::vector<bool>(12, false), "mpi", ""},
+      {"auto",
+       12,
+       {true, false, false, false, false, false, false, false, false, false, false, false},
+       "mpi",
+       "ranks 1, 2, 3, 4, 5, 6, 7, 8, ... (11 in all) have no GPU"},
       // explicit choices are taken as they are ...
       {"mpi", 2, {true, true}, "mpi", ""},
       {"mpi", 1, {false}, "mpi", ""},
