@@ -14,7 +14,6 @@
 #include "distributed/cuda/stream_order.h"
 #include "distributed/mpi_communicator.h"
 #include "distributed/mpi_detail.h"
-#include "kernels/cuda/context.h"
 
 namespace strata {
 namespace {
@@ -212,7 +211,7 @@ class NcclCommunicator final : public Communicator, public StreamOrderedCommunic
   // on the compute stream, where strata's kernels and device ops run, and on the
   // legacy default stream (synchronous cudaMemcpy and friends).
   void after_caller() {
-    for (cudaStream_t s : {cuda::context().stream, cudaStreamLegacy}) {
+    for (cudaStream_t s : {reinterpret_cast<cudaStream_t>(compute_stream()), cudaStreamLegacy}) {
       cuda(cudaEventRecord(caller_ready_, s), "cudaEventRecord");
       cuda(cudaStreamWaitEvent(stream_, caller_ready_, 0), "cudaStreamWaitEvent");
     }
