@@ -2,7 +2,7 @@
 // and 2, since one GPU serves one rank):
 // equivalence with one process on the whole global batch, the model check,
 // buckets started during backward, accumulation steps that stay local,
-// parameters without a gradient, and the buffer policy. Built twice: over MPI on
+// parameters without a gradient (the buffer policy: ddp_buffers_test.cpp). Built twice: over MPI on
 // the CPU (test_ddp) and over NCCL on CUDA devices (test_ddp_nccl, gpu label,
 // STRATA_DDP_NCCL; SKIPPED with the reason without a device per local rank).
 #include "ddp_test.h"
@@ -278,52 +278,6 @@ TEST(BucketedGradientSync, ParametersWithoutAGradientJoinAsZeros) {
   ASSERT_TRUE(model->b_->weight().grad().defined());
   auto got = model->b_->weight().grad().to_float_vector();
   for (size_t i = 0; i < gb.size(); ++i) ASSERT_NEAR(got[i], gb[i] / comm.size(), 1e-6f) << i;
-}
-
-// Policy: floating-point buffers averaged over ranks, integer buffers rank 0's.
-class WithBuffers : public Module {
- public:
-  explicit WithBuffers(int rank) {
-    w_ = register_parameter("w", Tensor::zeros({2}));
-    mean_ = register_buffer("running_mean", Tensor::full({3}, rank + 1.0));
-    count_ = register_buffer("batches", Tensor::full({1}, rank + 5.0, DType::i64));
-  }
-  Tensor forward(const Tensor& x) override { return x; }
-  Tensor w_, mean_, count_;
-};
-
-TEST(DataParallel, SyncBuffersAveragesRunningStatistics) {
-  SUITE_COMM_OR_SKIP(comm);
-  auto m = std::make_shared<WithBuffers>(comm.rank());
-  m->to(kDevice);
-  DataParallel ddp(comm, m);
-  EXPECT_EQ(m->mean_.to_float_vector()[0], 1.0f) << "construction broadcasts rank 0's buffers";
-  m->mean_.fill_(comm.rank() + 1.0);  // ranks' statistics drift apart while training
-  m->count_.fill_(comm.rank() + 5.0);
-  ddp.sync_buffers();
-  float avg = (comm.size() + 1) / 2.0f;
-  for (float v : m->mean_.to_float_vector()) EXPECT_FLOAT_EQ(v, avg);
-  EXPECT_EQ(m->count_.to_i64_vector()[0], 5);
-}
-
-// The trainer calls the buffer sync at each epoch's end, before evaluation and
-// before checkpoints -- once per point, only when training ran since the last.
-TEST(DataParallel, TrainerCallsTheBufferSync) {
-  SUITE_COMM_OR_SKIP(comm);
-  TrainConfig c = mlp_config();
-  c.trainer.epochs = 3;
-  c.trainer.eval_every_epochs = 1;
-  auto model = build_on_device(c);
-  Trainer t(c, temp_dir("ddp-buf-r" + std::to_string(comm.rank())), model, {kDim}, comm);
-  int calls = 0;
-  t.set_buffer_sync([&] { ++calls; });
-  std::vector<float> x;
-  std::vector<int64_t> y;
-  synthetic_data(16 * comm.size(), kDim, kClasses, 5, x, y);
-  SliceSource src(x, y, kDim, 4, comm.rank(), comm.size());
-  MemoryBatchSource val(x, y, {kDim}, 4, 0, false);
-  t.fit(src, &val, nullptr);
-  EXPECT_EQ(calls, 3);  // epoch ends; evaluation right after adds none
 }
 
 }  // namespace
