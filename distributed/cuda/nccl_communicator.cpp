@@ -42,7 +42,7 @@ ncclDataType_t nccl_type(DType t) {
 bool is_device_memory(const void* p) {
   cudaPointerAttributes a{};
   if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-    cudaGetLastError();  // clear the sticky-free error of an unknown pointer
+    cudaGetLastError();  // clear the (non-sticky) error, so that no later call reports it
     return false;
   }
   return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
