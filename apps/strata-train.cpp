@@ -216,7 +216,7 @@ int run(int argc, char** argv) {
   if (dry || print_config) return dry_run(cfg, config, print_config && !dry);
   // the rank's device first: NCCL and every allocation need it current
   const DeviceChoice device = use_device(cfg.device, read_launch_env());
-  auto comm = make_communicator("auto");
+  auto comm = make_communicator(cfg.distributed.backend, device.device);
   if (run_dir.empty()) run_dir = default_run_dir(config);
   if (comm->size() > 1) {  // every rank uses rank 0's directory name
     std::vector<char> buf(512, 0);
@@ -236,7 +236,8 @@ int run(int argc, char** argv) {
   // Several ranks: same model checked and rank 0's weights broadcast, gradients
   // synced in buckets overlapping backward, buffers averaged before eval/checkpoints.
   std::unique_ptr<DataParallel> ddp;
-  if (comm->size() > 1) ddp = std::make_unique<DataParallel>(*comm, model);
+  if (comm->size() > 1)
+    ddp = std::make_unique<DataParallel>(*comm, model, BucketOptions::from_config(cfg.distributed));
   Trainer trainer(cfg, run_dir, model, make_task(entry.task, data.task), *comm);
   trainer.set_flops_per_item(entry.train_flops(spec));
   RunRecord record;

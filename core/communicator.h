@@ -30,7 +30,8 @@ class Communicator {
   virtual std::string backend() const = 0;  // "single", "mpi", "nccl"
 
   // In place over `count` elements of `dtype` at `data` (host memory for single/MPI;
-  // device memory for NCCL). f16/bf16 are accumulated in FP32.
+  // device memory, or host memory it hands to MPI, for NCCL). How f16/bf16 sums
+  // accumulate is the backend's (FP32 for MPI's default; docs/distributed.md).
   virtual void allreduce(void* data, size_t count, DType dtype, ReduceOp op) = 0;
   virtual std::unique_ptr<CommHandle> allreduce_async(void* data, size_t count, DType dtype, ReduceOp op) = 0;
   virtual void broadcast(void* data, size_t count, DType dtype, int root) = 0;

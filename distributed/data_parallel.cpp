@@ -2,7 +2,8 @@
 //
 // Buckets: parameters in reverse registration order (the order backward produces
 // their gradients), cut when the next one would overflow the cap (a bucket holds
-// at least one parameter). Each bucket owns a contiguous FP32 buffer.
+// at least one parameter). Each bucket owns a contiguous buffer in the reduce
+// dtype on the parameters' device (grad_bucket.h).
 //
 // A step: begin_step(true) arms the hooks. Each parameter's grad-ready hook marks
 // it; when a bucket's last parameter is marked, its gradients are copied into the
@@ -11,15 +12,19 @@
 // different one -- its allreduce_async (avg) starts. Every hook also polls the
 // buckets in flight: Open MPI 4.1 advances a non-blocking collective only inside
 // MPI calls (unless the communicator's progress thread runs). finish() starts the
-// buckets still waiting (parameters without a gradient join as zeros), waits for
-// all and copies the averages back into the gradients.
+// buckets still waiting (parameters without a gradient join as zeros), then
+// copies the averages back into the gradients: after a host wait on each bucket,
+// or -- a stream-ordered communicator (NCCL) on device buckets -- after making the
+// compute stream wait for each bucket's collective by event, with no host wait.
 #include "distributed/data_parallel.h"
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 
 #include "base/error.h"
+#include "distributed/cuda/stream_order.h"
+#include "distributed/grad_bucket.h"
+#include "kernels/allocator.h"
 
 namespace strata {
 
@@ -30,43 +35,33 @@ double now() {
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
-std::string shape_text(const Shape& s) {
-  std::string r = "[";
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-  return r + "]";
-}
-
 bool is_float(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16 || t == DType::f64; }
 
-// Copies `g` (any dtype, contiguous or not) into dst as FP32.
-void gather_f32(const Tensor& g, float* dst) {
-  size_t n = static_cast<size_t>(g.numel());
-  if (g.dtype() == DType::f32 && g.is_contiguous()) {
-    std::memcpy(dst, g.raw_data(), n * 4);
-  } else {
-    auto v = g.to_float_vector();
-    std::memcpy(dst, v.data(), n * 4);
-  }
-}
-
-void scatter_f32(const float* src, Tensor& g) {
-  size_t n = static_cast<size_t>(g.numel());
-  if (g.dtype() == DType::f32 && g.is_contiguous()) {
-    std::memcpy(g.raw_data(), src, n * 4);
-  } else {
-    g.copy_(Tensor::from_vector(std::vector<float>(src, src + n), g.shape()));
-  }
+Device device_of(const NamedTensors& params) {
+  for (auto& [name, p] : params)
+    if (p.device() != params[0].second.device())
+      throw Error("BucketedGradientSync: parameter '" + params[0].first + "' is on " +
+                  device_name(params[0].second.device()) + " but '" + name + "' on " +
+                  device_name(p.device()));
+  return params.empty() ? Device::cpu : params[0].second.device();
 }
 
 }  // namespace
+
+BucketOptions BucketOptions::from_config(const DistributedConfig& c) {
+  BucketOptions o;
+  if (c.reduce_dtype != "f32" && c.reduce_dtype != "bf16" && c.reduce_dtype != "f16")
+    throw ConfigError("distributed.reduce_dtype: '" + c.reduce_dtype + "' (expected f32, bf16 or f16)");
+  o.reduce_dtype = dtype_from_name(c.reduce_dtype);
+  return o;
+}
 
 // ---------------------------------------------------------------- gradient sync
 
 struct BucketedGradientSync::State {
   struct Bucket {
-    std::vector<size_t> params;   // indices into State::params, in launch order
-    std::vector<size_t> offsets;  // element offset of each in `flat`
-    std::vector<float> flat;
+    std::vector<size_t> params;  // indices into State::params, in launch order
+    std::unique_ptr<GradBucket> buffer;
     size_t ready = 0;  // parameters whose gradient is complete this step
     bool started = false, done = false;
     std::unique_ptr<CommHandle> handle;
@@ -79,6 +74,7 @@ struct BucketedGradientSync::State {
   std::vector<Bucket> buckets;
   std::vector<size_t> bucket_of;  // per parameter
   std::vector<char> marked;       // per parameter, this step
+  bool on_device = false;         // device buckets reduced by a stream-ordered communicator
   bool armed = false;             // between begin_step(true) and finish()
   size_t next_start = 0;          // buckets start in index order
   size_t next_done = 0;           // first started bucket not yet seen complete
@@ -87,17 +83,12 @@ struct BucketedGradientSync::State {
 
   void start(size_t b, bool in_backward) {
     Bucket& k = buckets[b];
-    for (size_t i = 0; i < k.params.size(); ++i) {
-      Tensor g = params[k.params[i]].second.grad();
-      float* dst = k.flat.data() + k.offsets[i];
-      if (g.defined())
-        gather_f32(g, dst);
-      else
-        std::fill(dst, dst + params[k.params[i]].second.numel(), 0.0f);  // joins as zeros
-    }
+    for (size_t i = 0; i < k.params.size(); ++i) k.buffer->gather(i, params[k.params[i]].second);
+    k.buffer->gathered();
     if (on_start) on_start(b, in_backward);
     k.t_start = now();
-    k.handle = comm.allreduce_async(k.flat.data(), k.flat.size(), DType::f32, ReduceOp::avg);
+    k.handle =
+        comm.allreduce_async(k.buffer->comm_data(), k.buffer->count(), k.buffer->dtype(), ReduceOp::avg);
     k.started = true;
     stats.allreduces++;
     if (in_backward) stats.started_in_backward++;
@@ -128,6 +119,18 @@ struct BucketedGradientSync::State {
     poll();
   }
 
+  // Makes bucket k's result usable by what comes next: on the device, the compute
+  // stream waits for its collective; otherwise the host waits.
+  void complete(Bucket& k) {
+    auto* ordered = on_device ? dynamic_cast<StreamOrderedHandle*>(k.handle.get()) : nullptr;
+    if (ordered)
+      ordered->order_before(compute_stream());
+    else
+      k.handle->wait();
+    if (!k.done) k.t_done = now();
+    k.done = true;
+  }
+
   // Waits for whatever is in flight (errors rethrown) and clears the step.
   void drain() {
     for (auto& k : buckets) {
@@ -147,25 +150,32 @@ BucketedGradientSync::BucketedGradientSync(Communicator& comm, NamedTensors para
   s.params = std::move(params);
   s.bucket_of.assign(s.params.size(), 0);
   s.marked.assign(s.params.size(), 0);
-  size_t cap = std::max<size_t>(4, options.first_bucket_bytes);
+  const Device device = device_of(s.params);
+  StreamOrderedCommunicator* ordered = stream_ordered(comm);
+  s.on_device = device != Device::cpu && ordered;
+  // The caps are in bytes of the reduce dtype, so bf16 buckets hold twice the parameters.
+  const size_t es = dtype_size(options.reduce_dtype);
+  size_t cap = std::max<size_t>(es, options.first_bucket_bytes);
   size_t bytes = 0;
   for (size_t j = s.params.size(); j-- > 0;) {
-    size_t pb = static_cast<size_t>(s.params[j].second.numel()) * 4;
+    size_t pb = static_cast<size_t>(s.params[j].second.numel()) * es;
     if (s.buckets.empty() || (!s.buckets.back().params.empty() && bytes + pb > cap)) {
-      if (!s.buckets.empty()) cap = std::max<size_t>(4, options.bucket_bytes);
+      if (!s.buckets.empty()) cap = std::max<size_t>(es, options.bucket_bytes);
       s.buckets.emplace_back();
       bytes = 0;
     }
-    auto& k = s.buckets.back();
-    k.offsets.push_back(bytes / 4);
-    k.params.push_back(j);
+    s.buckets.back().params.push_back(j);
     bytes += pb;
     s.bucket_of[j] = s.buckets.size() - 1;
   }
   for (auto& k : s.buckets) {
-    size_t n = 0;
-    for (size_t p : k.params) n += static_cast<size_t>(s.params[p].second.numel());
-    k.flat.assign(n, 0.0f);
+    std::vector<size_t> sizes;
+    for (size_t p : k.params) sizes.push_back(static_cast<size_t>(s.params[p].second.numel()));
+    k.buffer = std::make_unique<GradBucket>(sizes, options.reduce_dtype, device, s.on_device);
+    // NCCL reads and writes the bucket on its own stream: the caching allocator
+    // must not hand the block out again before that work is done.
+    if (s.on_device)
+      allocator_for(device).record_stream(k.buffer->device_data(), ordered->collective_stream());
   }
   std::weak_ptr<State> weak = state_;
   for (size_t j = 0; j < s.params.size(); ++j)
@@ -196,12 +206,7 @@ void BucketedGradientSync::finish() {
   s.start_ready(false);
   s.poll();
   try {
-    for (size_t b = s.next_done; b < s.buckets.size(); ++b) {
-      auto& k = s.buckets[b];
-      k.handle->wait();
-      k.done = true;
-      k.t_done = now();
-    }
+    for (size_t b = s.next_done; b < s.buckets.size(); ++b) s.complete(s.buckets[b]);
   } catch (...) {
     s.armed = false;
     s.drain();
@@ -213,15 +218,8 @@ void BucketedGradientSync::finish() {
     first = std::min(first, k.t_start);
     last = std::max(last, k.t_done);
     s.stats.bucket_seconds += k.t_done - k.t_start;
-    for (size_t i = 0; i < k.params.size(); ++i) {
-      Tensor& p = s.params[k.params[i]].second;
-      Tensor g = p.grad();
-      if (!g.defined()) {
-        g = Tensor::zeros(p.shape(), DType::f32);
-        p.set_grad(g);
-      }
-      scatter_f32(k.flat.data() + k.offsets[i], g);
-    }
+    k.buffer->reduced();
+    for (size_t i = 0; i < k.params.size(); ++i) k.buffer->scatter(i, s.params[k.params[i]].second);
   }
   s.stats.steps++;
   s.stats.wait_seconds += t_waited - t0;
@@ -243,88 +241,11 @@ std::vector<std::vector<std::string>> BucketedGradientSync::bucket_names() const
 }
 
 size_t BucketedGradientSync::buckets_started() const { return state_->next_start; }
+bool BucketedGradientSync::reduces_on_device() const { return state_->on_device; }
 const GradSyncStats& BucketedGradientSync::stats() const { return state_->stats; }
 void BucketedGradientSync::reset_stats() { state_->stats = {}; }
 void BucketedGradientSync::set_on_bucket_start(std::function<void(size_t, bool)> fn) {
   state_->on_start = std::move(fn);
-}
-
-// ---------------------------------------------------------------- model checks
-
-namespace {
-
-struct Entry {
-  std::string kind, name;
-  Tensor t;
-  std::string describe() const {
-    return kind + " '" + name + "' " + dtype_name(t.dtype()) + " " + shape_text(t.shape());
-  }
-};
-
-std::vector<Entry> entries_of(const Module& m) {
-  std::vector<Entry> v;
-  for (auto& [n, t] : m.named_parameters()) v.push_back({"parameter", n, t});
-  for (auto& [n, t] : m.named_buffers()) v.push_back({"buffer", n, t});
-  return v;
-}
-
-int64_t fnv1a(const std::string& s, uint64_t h = 1469598103934665603ull) {
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return static_cast<int64_t>(h & 0x7fffffffffffffffull);
-}
-
-}  // namespace
-
-void check_same_model(Communicator& comm, const Module& model) {
-  const int n = comm.size();
-  if (n == 1) return;
-  auto entries = entries_of(model);
-  std::vector<int64_t> per(entries.size());
-  int64_t whole = static_cast<int64_t>(entries.size());
-  for (size_t i = 0; i < entries.size(); ++i) {
-    per[i] = fnv1a(entries[i].describe());
-    whole = fnv1a(std::to_string(per[i]), static_cast<uint64_t>(whole));
-  }
-  std::vector<int64_t> all(static_cast<size_t>(n));
-  comm.allgather(&whole, all.data(), 1, DType::i64);
-  if (std::all_of(all.begin(), all.end(), [&](int64_t h) { return h == all[0]; })) return;
-
-  // Mismatch: find the first entry that differs, and what each rank has there.
-  int64_t count = static_cast<int64_t>(entries.size());
-  std::vector<int64_t> counts(static_cast<size_t>(n));
-  comm.allgather(&count, counts.data(), 1, DType::i64);
-  size_t maxn = static_cast<size_t>(*std::max_element(counts.begin(), counts.end()));
-  std::vector<int64_t> mine(maxn, -1), table(maxn * static_cast<size_t>(n));
-  std::copy(per.begin(), per.end(), mine.begin());
-  comm.allgather(mine.data(), table.data(), maxn, DType::i64);
-  size_t first = maxn;
-  for (size_t i = 0; i < maxn && first == maxn; ++i)
-    for (int r = 1; r < n; ++r)
-      if (table[static_cast<size_t>(r) * maxn + i] != table[i]) first = i;
-  if (first == maxn) first = maxn - 1;  // (hash collision in the summary: cannot happen in practice)
-  constexpr size_t kText = 240;
-  std::string text = first < entries.size() ? entries[first].describe()
-                                            : "nothing (it has only " + std::to_string(count) + " entries)";
-  std::vector<char> send(kText, 0), recv(kText * static_cast<size_t>(n));
-  text.copy(send.data(), kText - 1);
-  comm.allgather(send.data(), recv.data(), kText, DType::u8);
-  auto at = [&](int r) { return std::string(recv.data() + static_cast<size_t>(r) * kText); };
-  std::string differ, has;
-  for (int r = 1; r < n; ++r)
-    if (table[static_cast<size_t>(r) * maxn + first] != table[first]) {
-      differ += (differ.empty() ? "" : ", ") + std::to_string(r);
-      if (has.size() < 600) has += "; rank " + std::to_string(r) + " has " + at(r);
-    }
-  throw CommError("DataParallel: the ranks built different models: rank(s) " + differ +
-                  " differ from rank 0 at entry #" + std::to_string(first) + ": rank 0 has " + at(0) + has);
-}
-
-void broadcast_model(Communicator& comm, Module& model, int root) {
-  if (comm.size() == 1) return;
-  for (auto& e : entries_of(model)) {
-    if (!e.t.is_contiguous()) throw Error("broadcast_model: " + e.describe() + " is not contiguous");
-    comm.broadcast(e.t.raw_data(), static_cast<size_t>(e.t.numel()), e.t.dtype(), root);
-  }
 }
 
 // ---------------------------------------------------------------- DataParallel
@@ -341,12 +262,13 @@ std::unique_ptr<BucketedGradientSync> DataParallel::make_gradient_sync() const {
 
 void DataParallel::sync_buffers() {
   if (comm_.size() == 1) return;
-  for (auto& [n, t] : model_->named_buffers()) {
-    if (is_float(t.dtype()))
-      comm_.allreduce(t.raw_data(), static_cast<size_t>(t.numel()), t.dtype(), ReduceOp::avg);
-    else
-      comm_.broadcast(t.raw_data(), static_cast<size_t>(t.numel()), t.dtype(), 0);
-  }
+  for (auto& [n, t] : model_->named_buffers())
+    on_comm_memory(comm_, t, [&](void* data) {
+      if (is_float(t.dtype()))
+        comm_.allreduce(data, static_cast<size_t>(t.numel()), t.dtype(), ReduceOp::avg);
+      else
+        comm_.broadcast(data, static_cast<size_t>(t.numel()), t.dtype(), 0);
+    });
 }
 
 }  // namespace strata

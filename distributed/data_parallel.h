@@ -4,9 +4,10 @@
 //    differing entry and the ranks), then rank 0's parameters and buffers are
 //    broadcast to all;
 //  - BucketedGradientSync: gradients in buckets (reverse parameter order, a small
-//    first bucket), each bucket's allreduce (avg) started from the grad-ready
-//    hooks the moment its last gradient is produced, so communication overlaps
-//    the rest of backward; finish() waits and copies the averages back;
+//    first bucket) on the parameters' device, each bucket's allreduce (avg)
+//    started from the grad-ready hooks the moment its last gradient is produced,
+//    so communication overlaps the rest of backward; finish() waits (on the
+//    device, by event, for NCCL) and copies the averages back;
 //  - sync_buffers(): BatchNorm running statistics averaged over ranks (policy in
 //    docs/data-parallel.md; the trainer calls it through Trainer::set_buffer_sync).
 #pragma once
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "core/communicator.h"
+#include "core/config/train_config.h"
 #include "core/module.h"
 #include "core/trainer/grad_sync.h"
 
@@ -25,10 +27,20 @@ namespace strata {
 
 struct BucketOptions {
   size_t first_bucket_bytes = 1ull << 20;  // the first bucket (the last layers) starts early
-  size_t bucket_bytes = 25ull << 20;       // the others
+  size_t bucket_bytes = 25ull << 20;       // the others (caps in bytes of reduce_dtype)
+  // The dtype of the bucket buffers, i.e. what goes over the wire: f32, bf16 or f16.
+  // Gradients are converted into the bucket and the averages back into each
+  // gradient's own dtype; how 16-bit sums accumulate is the communicator's choice
+  // (docs/data-parallel.md).
+  DType reduce_dtype = DType::f32;
+  // distributed.reduce_dtype; other values are a ConfigError naming the key.
+  static BucketOptions from_config(const DistributedConfig& c);
 };
 
-// Cumulative figures of the steps that synced (begin_step(true) ... finish()).
+// Cumulative figures of the steps that synced (begin_step(true) ... finish()),
+// by host clocks. On the NCCL path (reduces_on_device()) the host never waits for
+// the device, so wait_seconds is only the queuing of the event waits and "seen
+// complete" means seen by the host; the device-side overlap shows in Nsight.
 struct GradSyncStats {
   int64_t steps = 0;                // finish() calls that synced
   int64_t allreduces = 0;           // bucket allreduces started
@@ -53,6 +65,9 @@ class BucketedGradientSync final : public GradientSync {
   std::vector<std::vector<std::string>> bucket_names() const;
   // Buckets whose allreduce is in flight or done in the current step.
   size_t buckets_started() const;
+  // True when the buckets live on the device and a stream-ordered communicator
+  // (NCCL) reduces them there: no host copy and no host wait in the step.
+  bool reduces_on_device() const;
   const GradSyncStats& stats() const;
   void reset_stats();
   // Test/trace hook: called as bucket `b` starts (in_backward: from a grad-ready hook).
@@ -89,5 +104,9 @@ class DataParallel {
 void check_same_model(Communicator& comm, const Module& model);
 // Copies rank `root`'s parameters and buffers to every rank.
 void broadcast_model(Communicator& comm, Module& model, int root = 0);
+// Runs `op` on memory `comm` takes holding the contiguous tensor t: t's own (a
+// host tensor, or a device tensor with a stream-ordered communicator such as
+// NCCL), else a host copy that is copied back into t afterwards.
+void on_comm_memory(Communicator& comm, Tensor& t, const std::function<void(void*)>& op);
 
 }  // namespace strata

@@ -4,8 +4,10 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/communicator.h"
+#include "kernels/device.h"
 
 namespace strata {
 
@@ -63,5 +65,27 @@ int select_device(const LaunchEnv& env, int device_count);
 // against MPI_COMM_WORLD (check_launch_matches_mpi): torchrun's variables without
 // mpirun or srun give a world of one per process, which is refused.
 std::unique_ptr<Communicator> make_communicator(const std::string& backend = "auto");
+
+// The backend a job uses, decided from facts every rank has (so every rank decides
+// the same). `requested` is distributed.backend; `rank_has_gpu[r]` says whether rank
+// r trains on a CUDA device (world_size entries; world_size is 1 when not launched).
+//   auto   one process: single; several: nccl when every rank has a GPU, else mpi,
+//          and when some ranks have one, `note` names the ranks without;
+//   nccl   needs a GPU on every rank: ConfigError naming the first rank without;
+//   single, mpi: as asked.
+// An unknown name is a ConfigError listing the valid ones.
+struct BackendDecision {
+  std::string backend;  // "single", "mpi" or "nccl"
+  std::string note;     // why auto did not pick NCCL; empty otherwise
+};
+BackendDecision decide_backend(const std::string& requested, int world_size,
+                               const std::vector<bool>& rank_has_gpu);
+
+// Communicator for a rank that trains on `device`. For auto and nccl on several
+// ranks, each rank's device is allgathered over MPI first and decide_backend()
+// applied; rank 0 prints its note (stderr). The NCCL communicator runs the
+// collectives on device buffers over NCCL and those on host buffers (the trainer's
+// metrics, model checks, broadcasts of host data) over its MPI communicator.
+std::unique_ptr<Communicator> make_communicator(const std::string& backend, Device device);
 
 }  // namespace strata

@@ -248,6 +248,13 @@ std::vector<ConfigKey> build_schema() {
           "Prometheus endpoint of each rank: rank r listens on this port + its local rank; 0 = off"),
       key("logging.prometheus_address", K::String, any(), STRATA_BIND(logging.prometheus_address),
           "Address the Prometheus endpoint binds (0.0.0.0 = every interface)"),
+      // distributed
+      choice("distributed.backend", {"auto", "single", "mpi", "nccl"}, STRATA_BIND(distributed.backend),
+             "Communicator: auto = one process single, several ranks NCCL when every rank has a GPU, else "
+             "MPI (docs/distributed.md)"),
+      choice("distributed.reduce_dtype", {"f32", "bf16", "f16"}, STRATA_BIND(distributed.reduce_dtype),
+             "Dtype gradients are allreduced in: bf16/f16 halve the bytes on the wire (converted in the "
+             "bucket and back; docs/data-parallel.md)"),
       // top level
       key("seed", K::Int, at_least(0), STRATA_BIND(seed),
           "Seed of every random stream (init, shuffle, dropout, split)"),
@@ -278,6 +285,7 @@ const std::vector<ConfigSection>& config_sections() {
       {"early_stopping", "Early stopping on a validation metric"},
       {"checkpoint", "Checkpoints in <run-dir>/checkpoints"},
       {"logging", "Metrics, TensorBoard and console output"},
+      {"distributed", "Data-parallel communication"},
       {"", "Top-level keys"},
   };
   return sections;

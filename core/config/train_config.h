@@ -148,6 +148,12 @@ struct LoggingConfig {
   bool operator==(const LoggingConfig&) const = default;
 };
 
+struct DistributedConfig {
+  std::string backend = "auto";      // auto | single | mpi | nccl
+  std::string reduce_dtype = "f32";  // f32 | bf16 | f16: the dtype gradients are reduced in
+  bool operator==(const DistributedConfig&) const = default;
+};
+
 struct TrainConfig {
   ModelConfig model;
   DataConfig data;
@@ -159,6 +165,7 @@ struct TrainConfig {
   EarlyStoppingConfig early_stopping;
   CheckpointConfig checkpoint;
   LoggingConfig logging;
+  DistributedConfig distributed;
   int64_t seed = 42;
   std::string device = "auto";  // auto | cpu | cuda
   bool operator==(const TrainConfig&) const = default;

@@ -1,12 +1,17 @@
 // NcclCommunicator (see nccl_communicator.h). Bootstraps over an MpiCommunicator,
-// which also provides the watchdog, barrier and rank/local-rank facts.
+// which also provides the watchdog, barrier and rank/local-rank facts, and
+// reduces every collective whose buffers are host memory.
 #include "distributed/cuda/nccl_communicator.h"
 
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <cstdlib>
+
 #include "base/error.h"
 #include "distributed/cuda/half_convert.h"
+#include "distributed/cuda/nccl_handle.h"
+#include "distributed/cuda/stream_order.h"
 #include "distributed/mpi_communicator.h"
 #include "distributed/mpi_detail.h"
 
@@ -33,29 +38,29 @@ ncclDataType_t nccl_type(DType t) {
   return ncclFloat32;
 }
 
-class NcclCommunicator;
+// Device (or managed) memory goes to NCCL; host memory, pinned or not, to MPI.
+bool is_device_memory(const void* p) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError();  // clear the (non-sticky) error, so that no later call reports it
+    return false;
+  }
+  return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+}
 
-class NcclHandle final : public CommHandle {
+// STRATA_NCCL_HALF_REDUCE: native (default) hands f16/bf16 to NCCL as they are;
+// convert reduces an FP32 copy.
+bool half_native_from_env() {
+  const char* v = std::getenv("STRATA_NCCL_HALF_REDUCE");
+  if (!v || !*v || std::string(v) == "native") return true;
+  if (std::string(v) == "convert") return false;
+  throw ConfigError(std::string("STRATA_NCCL_HALF_REDUCE must be native or convert, got '") + v + "'");
+}
+
+class NcclCommunicator final : public Communicator, public StreamOrderedCommunicator {
  public:
-  NcclHandle(NcclCommunicator& c, cudaEvent_t ev, uint64_t ticket, std::string what)
-      : c_(c), ev_(ev), ticket_(ticket), what_(std::move(what)) {}
-  ~NcclHandle() override;
-  bool test() override;
-  void wait() override;
-
- private:
-  void finish();
-  NcclCommunicator& c_;
-  cudaEvent_t ev_;
-  uint64_t ticket_;
-  std::string what_;
-  bool finished_ = false;
-  std::string error_;
-};
-
-class NcclCommunicator final : public Communicator {
- public:
-  explicit NcclCommunicator(const LaunchEnv& env) : mpi_(std::make_unique<MpiCommunicator>()) {
+  explicit NcclCommunicator(const LaunchEnv& env)
+      : mpi_(std::make_unique<MpiCommunicator>()), half_native_(half_native_from_env()) {
     int n = 0;
     cudaError_t ce = cudaGetDeviceCount(&n);
     if (ce != cudaSuccess)
@@ -92,9 +97,11 @@ class NcclCommunicator final : public Communicator {
   int local_rank() const override { return mpi_->local_rank(); }
   int local_size() const override { return mpi_->local_size(); }
   std::string backend() const override { return "nccl"; }
+  StreamId collective_stream() const override { return reinterpret_cast<StreamId>(stream_); }
 
   void allreduce(void* data, size_t count, DType dtype, ReduceOp op) override {
     if (count == 0) return;
+    if (!is_device_memory(data)) return mpi_->allreduce(data, count, dtype, op);
     std::string what = mpi_detail::describe("allreduce", count, dtype, &op);
     CollectiveWatchdog::Scope g(mpi_->watchdog(), what);
     enqueue_allreduce(data, count, dtype, op, what);
@@ -102,17 +109,27 @@ class NcclCommunicator final : public Communicator {
   }
 
   std::unique_ptr<CommHandle> allreduce_async(void* data, size_t count, DType dtype, ReduceOp op) override {
+    if (count && !is_device_memory(data)) return mpi_->allreduce_async(data, count, dtype, op);
     std::string what = mpi_detail::describe("allreduce_async", count, dtype, &op);
-    uint64_t ticket = mpi_->watchdog().begin(what);
-    if (count) enqueue_allreduce(data, count, dtype, op, what);
     cudaEvent_t ev;
     cuda(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "cudaEventCreate");
-    cuda(cudaEventRecord(ev, stream_), "cudaEventRecord");
-    return std::make_unique<NcclHandle>(*this, ev, ticket, what);
+    auto handle =
+        std::make_unique<nccl_detail::NcclHandle>(ev, what, [this](const std::string& w) { check_async(w); });
+    uint64_t ticket = mpi_->watchdog().begin(what);
+    try {
+      if (count) enqueue_allreduce(data, count, dtype, op, what);
+      cuda(cudaEventRecord(ev, stream_), "cudaEventRecord");
+    } catch (...) {
+      mpi_->watchdog().end(ticket);
+      throw;
+    }
+    nccl_detail::end_ticket_on_stream(mpi_->watchdog(), ticket, stream_, what);
+    return handle;
   }
 
   void broadcast(void* data, size_t count, DType dtype, int root) override {
     if (count == 0) return;
+    if (!is_device_memory(data)) return mpi_->broadcast(data, count, dtype, root);
     std::string what = mpi_detail::describe("broadcast", count, dtype) + " root=" + std::to_string(root);
     CollectiveWatchdog::Scope g(mpi_->watchdog(), what);
     after_caller();
@@ -123,6 +140,7 @@ class NcclCommunicator final : public Communicator {
   void allgather(const void* send, void* recv, size_t count, DType dtype) override {
     if (count == 0) return;
     std::string what = mpi_detail::describe("allgather", count, dtype);
+    if (!on_device(send, recv, what)) return mpi_->allgather(send, recv, count, dtype);
     CollectiveWatchdog::Scope g(mpi_->watchdog(), what);
     after_caller();
     nccl(ncclAllGather(send, recv, count, nccl_type(dtype), comm_, stream_), "ncclAllGather", what);
@@ -132,10 +150,11 @@ class NcclCommunicator final : public Communicator {
   void reduce_scatter(const void* send, void* recv, size_t count, DType dtype, ReduceOp op) override {
     if (count == 0) return;
     std::string what = mpi_detail::describe("reduce_scatter", count, dtype, &op);
+    if (!on_device(send, recv, what)) return mpi_->reduce_scatter(send, recv, count, dtype, op);
     CollectiveWatchdog::Scope g(mpi_->watchdog(), what);
     after_caller();
     ncclRedOp_t rop = op == ReduceOp::sum ? ncclSum : ncclAvg;
-    if (!is_half(dtype)) {
+    if (!is_half(dtype) || half_native_) {
       nccl(ncclReduceScatter(send, recv, count, nccl_type(dtype), rop, comm_, stream_), "ncclReduceScatter",
            what);
       sync(what);
@@ -159,7 +178,6 @@ class NcclCommunicator final : public Communicator {
     mpi_->barrier();
   }
 
-  CollectiveWatchdog& watchdog() { return mpi_->watchdog(); }
   void check_async(const std::string& what) {
     ncclResult_t async = ncclSuccess;
     ncclCommGetAsyncError(comm_, &async);
@@ -180,21 +198,35 @@ class NcclCommunicator final : public Communicator {
     throw CommError(std::string(call) + " failed on rank " + std::to_string(rank()) + " (" + what +
                     "): " + ncclGetErrorString(r) + (last.empty() ? "" : ": " + last));
   }
-  // The comm stream waits for work the caller queued on the legacy default stream.
+  // Both buffers on the device (NCCL) or both on the host (MPI); mixed is an error.
+  bool on_device(const void* send, const void* recv, const std::string& what) {
+    bool s = is_device_memory(send), r = is_device_memory(recv);
+    if (s != r)
+      throw CommError("backend 'nccl' on rank " + std::to_string(rank()) + " (" + what +
+                      "): the send buffer is " + (s ? "device" : "host") + " memory and the receive buffer " +
+                      (r ? "device" : "host") + " memory; both must be on the same side");
+    return s;
+  }
+  // The comm stream waits (by event, on the device) for the work the caller queued
+  // on the compute stream, where strata's kernels and device ops run, and on the
+  // legacy default stream (synchronous cudaMemcpy and friends).
   void after_caller() {
-    cuda(cudaEventRecord(caller_ready_, cudaStreamLegacy), "cudaEventRecord");
-    cuda(cudaStreamWaitEvent(stream_, caller_ready_, 0), "cudaStreamWaitEvent");
+    for (cudaStream_t s : {reinterpret_cast<cudaStream_t>(compute_stream()), cudaStreamLegacy}) {
+      cuda(cudaEventRecord(caller_ready_, s), "cudaEventRecord");
+      cuda(cudaStreamWaitEvent(stream_, caller_ready_, 0), "cudaStreamWaitEvent");
+    }
   }
   void sync(const std::string& what) {
     cudaError_t e = cudaStreamSynchronize(stream_);
     if (e != cudaSuccess) fail_cuda(e, "cudaStreamSynchronize", what);
     check_async(what);
   }
-  // Half dtypes go through an FP32 staging buffer allocated and freed in stream order.
+  // Half dtypes natively, or (convert) through an FP32 staging buffer allocated
+  // and freed in stream order.
   void enqueue_allreduce(void* data, size_t count, DType dtype, ReduceOp op, const std::string& what) {
     after_caller();
     ncclRedOp_t rop = op == ReduceOp::sum ? ncclSum : ncclAvg;
-    if (!is_half(dtype)) {
+    if (!is_half(dtype) || half_native_) {
       nccl(ncclAllReduce(data, data, count, nccl_type(dtype), rop, comm_, stream_), "ncclAllReduce", what);
       return;
     }
@@ -208,48 +240,12 @@ class NcclCommunicator final : public Communicator {
   }
 
   std::unique_ptr<MpiCommunicator> mpi_;
+  bool half_native_;  // f16/bf16 reduced by NCCL as they are (else an FP32 copy)
   int device_ = 0;
   ncclComm_t comm_ = nullptr;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t caller_ready_ = nullptr;
 };
-
-NcclHandle::~NcclHandle() {
-  if (!finished_) {
-    cudaEventSynchronize(ev_);
-    finish();
-  }
-  cudaEventDestroy(ev_);
-}
-
-bool NcclHandle::test() {
-  if (finished_) return true;
-  if (cudaEventQuery(ev_) == cudaErrorNotReady) return false;
-  finish();
-  return true;
-}
-
-void NcclHandle::wait() {
-  if (!finished_) {
-    cudaError_t e = cudaEventSynchronize(ev_);
-    if (e != cudaSuccess)
-      error_ = std::string("cudaEventSynchronize (") + what_ + "): " + cudaGetErrorString(e);
-    finish();
-  }
-  if (!error_.empty()) throw CommError(error_);
-}
-
-void NcclHandle::finish() {
-  finished_ = true;
-  c_.watchdog().end(ticket_);
-  if (error_.empty()) {
-    try {
-      c_.check_async(what_);
-    } catch (const CommError& e) {
-      error_ = e.what();
-    }
-  }
-}
 
 }  // namespace
 

@@ -3,12 +3,19 @@
 // distributed/cuda_stub, whose factory says strata was built without CUDA/NCCL.
 //
 // NcclCommunicator: one GPU per local rank (STRATA_DEVICE overrides), the NCCL
-// unique id broadcast over MPI, collectives on a private non-blocking stream that
-// first waits for the caller's work on the legacy default stream. Buffers are
-// device memory. f16/bf16 allreduce/reduce_scatter convert to an FP32 device
-// buffer and reduce that (FP32 accumulation, as the Communicator promises).
-// Blocking ops synchronise the stream; async allreduce records a CUDA event in
-// its handle. The MPI collective watchdog covers every op and calls
+// unique id broadcast over MPI. Collectives on device (or managed) memory run on
+// NCCL, on a private non-blocking stream that first waits by event for the
+// caller's work on the compute stream (kernels/cuda/context.h) and on the legacy
+// default stream; it is a StreamOrderedCommunicator (stream_order.h).
+// Collectives on host memory -- the trainer's metric sums, model checks,
+// broadcasts of host data -- go to the MPI communicator it bootstraps over, so
+// every rank must give the same kind of memory to the same collective.
+// f16/bf16: NCCL reduces them as they are by default (half the bytes; NCCL's own
+// kernels round each partial sum to 16 bits), or, with
+// STRATA_NCCL_HALF_REDUCE=convert, through an FP32 device copy (FP32
+// accumulation). Blocking ops synchronise the stream; async allreduce records a
+// CUDA event in its handle (a StreamOrderedHandle). The MPI collective watchdog
+// covers every op (an async one until the device has finished it) and calls
 // ncclCommAbort before MPI_Abort.
 #pragma once
 #include <memory>

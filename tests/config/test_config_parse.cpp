@@ -149,6 +149,7 @@ TrainConfig every_key_changed() {
   c.early_stopping = {true, "val_accuracy", "max", 3, 0.001, false};
   c.checkpoint = {100, 2, 0, false, "auto"};
   c.logging = {10, false, "off", 9400, "0.0.0.0"};
+  c.distributed = {"nccl", "bf16"};
   c.seed = 123456789012;
   c.device = "cuda";
   return c;

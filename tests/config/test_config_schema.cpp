@@ -44,6 +44,7 @@ TEST(ConfigSchema, EveryStructFieldHasExactlyOneKey) {
   EXPECT_EQ(keys_in("early_stopping"), field_count<EarlyStoppingConfig>());
   EXPECT_EQ(keys_in("checkpoint"), field_count<CheckpointConfig>());
   EXPECT_EQ(keys_in("logging"), field_count<LoggingConfig>());
+  EXPECT_EQ(keys_in("distributed"), field_count<DistributedConfig>());
   EXPECT_EQ(keys_in(""), 2u);  // seed, device
   // one field per section struct, plus the top-level keys (whose section is "")
   EXPECT_EQ(config_sections().size() - 1 + keys_in(""), field_count<TrainConfig>());

@@ -1,6 +1,8 @@
-// Pieces shared by the data-parallel tests: the process's MPI communicator, a
-// BatchSource that gives rank r its slice of each global batch, a communicator
-// that counts the collectives it forwards, and parameter comparisons.
+// Pieces shared by the data-parallel tests: the process's MPI communicator, the
+// communicator and device the DataParallel suite runs on (MPI + CPU, or -- built
+// with STRATA_DDP_NCCL -- NCCL + CUDA, SKIPPED with the reason without enough
+// devices), a BatchSource that gives rank r its slice of each global batch, a
+// communicator that counts the collectives it forwards, and parameter comparisons.
 #pragma once
 #include <gtest/gtest.h>
 
@@ -13,6 +15,8 @@
 #include "core/batch_source.h"
 #include "core/communicator.h"
 #include "core/module.h"
+#include "distributed/cuda/nccl_communicator.h"
+#include "distributed/launch_env.h"
 #include "distributed/mpi_communicator.h"
 
 namespace strata::testing {
@@ -21,6 +25,41 @@ inline MpiCommunicator& world() {
   static MpiCommunicator c;  // one per process; MPI_Finalize runs at exit
   return c;
 }
+
+#ifdef STRATA_DDP_NCCL
+inline constexpr Device kDevice = Device::cuda;
+// The NCCL communicator (one GPU per local rank), or null with the reason. Every
+// rank of a node sees the same devices, so all ranks skip alike.
+inline Communicator* suite_comm(std::string& why) {
+  static std::unique_ptr<Communicator> c;
+  static std::string reason;
+  static bool tried = false;
+  if (!tried) {
+    tried = true;
+    NcclAvailability a = nccl_availability();
+    LaunchEnv e = read_launch_env();
+    if (!a.ok)
+      reason = a.reason;
+    else if (a.device_count < e.local_size)
+      reason = std::to_string(e.local_size) + " local ranks need as many CUDA devices; " +
+               std::to_string(a.device_count) + " visible";
+    else
+      c = make_communicator("nccl", kDevice);
+  }
+  why = reason;
+  return c.get();
+}
+#else
+inline constexpr Device kDevice = Device::cpu;
+inline Communicator* suite_comm(std::string&) { return &world(); }
+#endif
+
+// Communicator& c for the suite, or the test is SKIPPED with the reason.
+#define SUITE_COMM_OR_SKIP(c)                  \
+  std::string c##_why;                         \
+  Communicator* c##_ptr = suite_comm(c##_why); \
+  if (!c##_ptr) GTEST_SKIP() << c##_why;       \
+  Communicator& c = *c##_ptr
 
 // Global batch g of size B * world is the samples [g*B*world, (g+1)*B*world) in
 // order; rank r gets [g*B*world + r*B, g*B*world + (r+1)*B). No shuffle.

@@ -236,5 +236,16 @@ TEST(MpiCommunicator, FactoryAutoPicksMpiUnderMpirun) {
   EXPECT_THROW(make_communicator("gloo"), ConfigError);
 }
 
+// distributed.backend=auto with the ranks' devices: one rank on the CPU makes all
+// of them use MPI (the others claim a GPU; the decision never opens one).
+TEST(MpiCommunicator, FactoryAutoWithACpuRankPicksMpiOnEveryRank) {
+  if (comm().size() == 1) GTEST_SKIP() << "needs several ranks";
+  const int last = comm().size() - 1;
+  Device mine = comm().rank() == last ? Device::cpu : Device::cuda;
+  EXPECT_EQ(make_communicator("auto", mine)->backend(), "mpi");
+  EXPECT_EQ(make_communicator("auto", Device::cpu)->backend(), "mpi");
+  EXPECT_THROW(make_communicator("nccl", mine), ConfigError);  // on every rank alike
+}
+
 }  // namespace
 }  // namespace strata

@@ -1,5 +1,7 @@
-// NCCL backend on device buffers (gpu label). Without CUDA, NCCL or enough
-// devices (one per local rank) every test reports SKIPPED with the reason.
+// NCCL backend (gpu label): collectives on device buffers, host buffers handed
+// to MPI, and an async allreduce ordered before the compute stream by event.
+// Without CUDA, NCCL or enough devices (one per local rank) every test reports
+// SKIPPED with the reason.
 #include "distributed/cuda/nccl_communicator.h"
 
 #include <gtest/gtest.h>
@@ -7,7 +9,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/tensor.h"
+#include "distributed/cuda/stream_order.h"
 #include "distributed/launch_env.h"
+#include "kernels/device_ops.h"
 #include "kernels/half.h"
 #ifdef STRATA_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -120,6 +125,50 @@ TEST(Nccl, BroadcastAllgatherReduceScatter) {
   }
   c->barrier();
 #endif
+}
+
+// The trainer's metric sums, model checks and broadcasts of host data: over MPI.
+TEST(Nccl, HostBuffersGoOverMpi) {
+  NCCL_OR_SKIP(c);
+  int R = c->size(), me = c->rank();
+  std::vector<double> sums = {1.0 * me, 0.5};
+  c->allreduce(sums.data(), sums.size(), DType::f64, ReduceOp::sum);
+  EXPECT_EQ(sums[0], R * (R - 1) / 2.0);
+  EXPECT_EQ(sums[1], 0.5 * R);
+  std::vector<char> text(32, 0);
+  if (me == 0) std::string("runs/x-0").copy(text.data(), 31);
+  c->broadcast(text.data(), text.size(), DType::u8, 0);
+  EXPECT_EQ(std::string(text.data()), "runs/x-0");
+  int64_t mine = 10 + me;
+  std::vector<int64_t> all(static_cast<size_t>(R));
+  c->allgather(&mine, all.data(), 1, DType::i64);
+  for (int r = 0; r < R; ++r) EXPECT_EQ(all[static_cast<size_t>(r)], 10 + r);
+  auto h = c->allreduce_async(sums.data(), 1, DType::f64, ReduceOp::avg);
+  h->wait();
+  EXPECT_EQ(sums[0], R * (R - 1) / 2.0);
+}
+
+// Device gradients the way BucketedGradientSync handles them: written by a device
+// op on the compute stream, reduced on NCCL's stream (which waits by event), then
+// read by a device op queued on the compute stream after order_before().
+TEST(Nccl, AsyncAllreduceOrderedBeforeTheComputeStream) {
+  NCCL_OR_SKIP(c);
+  auto* ordered = stream_ordered(*c);
+  ASSERT_NE(ordered, nullptr) << "the NCCL communicator is stream-ordered";
+  int R = c->size();
+  const size_t n = size_t{1} << 22;  // large enough that an unordered read would see the old values
+  Tensor t = Tensor::zeros({static_cast<int64_t>(n)}, DType::f32, Device::cuda);
+  dev::fill(t.view(), 1.0 + c->rank());  // on the compute stream
+  auto h = c->allreduce_async(t.device_data(), n, DType::f32, ReduceOp::sum);
+  auto* oh = dynamic_cast<StreamOrderedHandle*>(h.get());
+  ASSERT_NE(oh, nullptr);
+  oh->order_before(compute_stream());
+  dev::scale(t.view(), 2.0);  // after the allreduce, on the compute stream
+  h.reset();                  // ordered: destroying it waits for nothing
+  auto v = t.to_float_vector();
+  const float want = 2.0f * R * (R + 1) / 2.0f;
+  for (size_t i = 0; i < n; i += 4097) ASSERT_EQ(v[i], want) << i;
+  ASSERT_EQ(v[n - 1], want);
 }
 
 }  // namespace
