@@ -23,7 +23,7 @@ namespace strata {
 Trainer::Trainer(TrainConfig cfg, std::string run_dir, std::shared_ptr<Module> model,
                  std::vector<int64_t> sample_shape, Communicator& comm)
     : Trainer(std::move(cfg), std::move(run_dir), std::move(model),
-              make_task("classification", TaskOptions{"", "", std::move(sample_shape), 0}), comm) {}
+              make_task("classification", TaskOptions{.sample_shape = std::move(sample_shape)}), comm) {}
 
 Trainer::Trainer(TrainConfig cfg, std::string run_dir, std::shared_ptr<Module> model,
                  std::unique_ptr<Task> task, Communicator& comm)
@@ -59,9 +59,9 @@ void Trainer::sync_buffers_if_trained() {
   trained_since_buffer_sync_ = false;
 }
 
-double Trainer::train_micro_batch(const HostBatch& b, bool sync, Progress& p) {
+double Trainer::train_micro_batch(const FedBatch& b, bool sync, Progress& p) {
   trained_since_buffer_sync_ = true;
-  TaskOutput out = task_->run(*model_, b, b.size, model_device(), precision_, false);
+  TaskOutput out = task_->run(*model_, b, b.host->size, model_device(), precision_, false);
   if (p.sums.size() != out.sums.size()) p.sums.assign(out.sums.size(), 0.0);
   for (size_t i = 0; i < out.sums.size(); ++i) p.sums[i] += out.sums[i];
   const Tensor& loss = out.loss;
