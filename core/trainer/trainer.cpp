@@ -19,11 +19,20 @@
 #include "kernels/parallel.h"
 
 namespace strata {
+namespace {
+
+TaskOptions image_task_options(std::vector<int64_t> sample_shape) {
+  TaskOptions o;
+  o.sample_shape = std::move(sample_shape);
+  return o;
+}
+
+}  // namespace
 
 Trainer::Trainer(TrainConfig cfg, std::string run_dir, std::shared_ptr<Module> model,
                  std::vector<int64_t> sample_shape, Communicator& comm)
     : Trainer(std::move(cfg), std::move(run_dir), std::move(model),
-              make_task("classification", TaskOptions{.sample_shape = std::move(sample_shape)}), comm) {}
+              make_task("classification", image_task_options(std::move(sample_shape))), comm) {}
 
 Trainer::Trainer(TrainConfig cfg, std::string run_dir, std::shared_ptr<Module> model,
                  std::unique_ptr<Task> task, Communicator& comm)
