@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "base/error.h"
 #include "core/autograd.h"
@@ -142,16 +143,17 @@ EvalResult Trainer::evaluate(BatchSource& src) {
   model_->eval();
   NoGradGuard no_grad;
   src.start_epoch(0);
-  HostBatch b;
+  if (!copy_engine_) copy_engine_ = make_copy_engine(model_device());
+  DeviceFeeder feeder(src, *copy_engine_);  // its own slots: a training epoch's feeder may be mid-epoch
   std::vector<double> sums(task_->sum_names().size(), 0.0);
   double rows = 0;
   const int64_t batches = src.batches_per_epoch();
   int64_t done = 0;
-  while (src.next(b)) {
+  while (const std::optional<FedBatch> b = feeder.next()) {
     if (log_) log_->evaluation(++done, batches);
-    const int64_t valid = b.valid_count();  // the padding rows of the last global batch are dropped
+    const int64_t valid = b->host->valid_count();  // the padding rows of the last global batch are dropped
     if (valid == 0) continue;
-    TaskOutput out = task_->run(*model_, b, valid, model_device(), precision_, true);
+    TaskOutput out = task_->run(*model_, *b, valid, model_device(), precision_, true);
     for (size_t i = 0; i < sums.size(); ++i) sums[i] += out.sums[i];
     rows += static_cast<double>(valid);
   }
