@@ -87,8 +87,8 @@ void normalize_u8(const TensorView& src, const TensorView& dst, const float* mea
   if (channels == 0 || channels > kMaxU8Channels ||
       (channels > 1 && (src.shape.size() < 2 || src.shape[1] != static_cast<int64_t>(channels))))
     throw Error("device op normalize_u8: " + std::to_string(channels) + " channels (mean/std entries) for " +
-                shape_str(src.shape) + "; (B, C, ...) with C = channels <= " + std::to_string(kMaxU8Channels) +
-                ", or one for all");
+                shape_str(src.shape) +
+                "; (B, C, ...) with C = channels <= " + std::to_string(kMaxU8Channels) + ", or one for all");
   STRATA_DEV_CALL(device_of("normalize_u8", {&src, &dst}), normalize_u8, src, dst, mean, std, channels);
 }
 

@@ -20,7 +20,8 @@ void normalize(const TensorView& src, const Tensor& dst, const InputNormalizatio
 Tensor device_labels(const Tensor& y, int64_t n, const std::string& field) {
   if (y.dtype() == DType::i64) return y.view_as_shape({n});
   if (y.dtype() != DType::i32 && y.dtype() != DType::u8)
-    throw Error("batch field '" + field + "': dtype " + dtype_name(y.dtype()) + " is not an integer label type");
+    throw Error("batch field '" + field + "': dtype " + dtype_name(y.dtype()) +
+                " is not an integer label type");
   Tensor l = Tensor::empty({n}, DType::i64, y.device());
   dev::convert(y.view(), l.view());
   return l;
@@ -28,8 +29,9 @@ Tensor device_labels(const Tensor& y, int64_t n, const std::string& field) {
 
 }  // namespace
 
-BatchTensors batch_to_tensors(const FedBatch& fb, const std::string& input_field, const std::string& label_field,
-                              const std::vector<int64_t>& sample_shape, const InputNormalization& norm) {
+BatchTensors batch_to_tensors(const FedBatch& fb, const std::string& input_field,
+                              const std::string& label_field, const std::vector<int64_t>& sample_shape,
+                              const InputNormalization& norm) {
   const HostBatch& b = *fb.host;
   const HostArray& x = b.field(input_field);
   const HostArray& y = b.field(label_field);
@@ -61,8 +63,8 @@ BatchTensors batch_to_tensors(const FedBatch& fb, const std::string& input_field
   if (x.dtype == "f32")
     std::memcpy(t.input.data<float>(), x.bytes.data(), static_cast<size_t>(x.numel()) * 4);
   else
-    normalize(TensorView{const_cast<std::byte*>(x.bytes.data()), DType::u8, shape, Device::cpu}, t.input, norm,
-              input_field);
+    normalize(TensorView{const_cast<std::byte*>(x.bytes.data()), DType::u8, shape, Device::cpu}, t.input,
+              norm, input_field);
   t.labels = Tensor::empty({n}, DType::i64);
   int64_t* l = t.labels.data<int64_t>();
   if (y.dtype == "i64")

@@ -26,7 +26,8 @@ struct InputNormalization {
   std::vector<float> std{1.0f};
 };
 
-BatchTensors batch_to_tensors(const FedBatch& b, const std::string& input_field, const std::string& label_field,
-                              const std::vector<int64_t>& sample_shape, const InputNormalization& norm = {});
+BatchTensors batch_to_tensors(const FedBatch& b, const std::string& input_field,
+                              const std::string& label_field, const std::vector<int64_t>& sample_shape,
+                              const InputNormalization& norm = {});
 
 }  // namespace strata

@@ -76,10 +76,11 @@ void DeviceFeeder::ensure_device_fields(Slot& slot) {
     const HostArray& a = fields[f];
     const DType dt = dtype_from_name(a.dtype);
     if (static_cast<size_t>(a.numel()) * dtype_size(dt) != a.bytes.size())
-      throw ShapeError("batch field '" + a.name + "': " + std::to_string(a.bytes.size()) + " bytes for shape " +
-                       shape_str(a.shape) + " of " + a.dtype);
+      throw ShapeError("batch field '" + a.name + "': " + std::to_string(a.bytes.size()) +
+                       " bytes for shape " + shape_str(a.shape) + " of " + a.dtype);
     Tensor& t = slot.device[f];
-    if (!t.defined() || t.shape() != a.shape || t.dtype() != dt) t = Tensor::empty(a.shape, dt, engine_.device());
+    if (!t.defined() || t.shape() != a.shape || t.dtype() != dt)
+      t = Tensor::empty(a.shape, dt, engine_.device());
   }
 }
 

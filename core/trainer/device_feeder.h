@@ -46,9 +46,9 @@ class DeviceFeeder {
  private:
   struct Slot {
     HostBatch host;
-    std::vector<Tensor> device;              // one per host field
-    std::unique_ptr<StreamFence> copied;     // after the copies of `host` into `device`
-    std::unique_ptr<StreamFence> computed;   // after the compute work that read `device`
+    std::vector<Tensor> device;             // one per host field
+    std::unique_ptr<StreamFence> copied;    // after the copies of `host` into `device`
+    std::unique_ptr<StreamFence> computed;  // after the compute work that read `device`
   };
   // Takes the source's next batch into slots_[s] and queues its copy; false at the end.
   bool fetch(int s);
@@ -60,8 +60,8 @@ class DeviceFeeder {
   int handed_ = -1;  // the slot handed out last
   int ahead_ = -1;   // the slot whose batch is copied and not yet handed out
   bool ended_ = false;
-  std::exception_ptr error_;         // of a prefetch, for the next next()
-  SourcePosition ahead_position_;    // the source's position before the prefetch
+  std::exception_ptr error_;       // of a prefetch, for the next next()
+  SourcePosition ahead_position_;  // the source's position before the prefetch
 };
 
 }  // namespace strata

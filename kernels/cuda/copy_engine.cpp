@@ -2,12 +2,13 @@
 // copies, so they run on a copy engine while kernels run on the context stream,
 // and events as fences between the two. Nothing here synchronises the device or
 // a stream except wait(), which waits for one event, and the destructor.
+#include "kernels/copy_engine.h"
+
 #include <cuda_runtime.h>
 
 #include <string>
 
 #include "base/error.h"
-#include "kernels/copy_engine.h"
 #include "kernels/cuda/context.h"
 
 namespace strata {
@@ -50,7 +51,9 @@ class CudaCopyEngine final : public CopyEngine {
     // pageable memory CUDA stages it before returning (correct, not overlapped).
     STRATA_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, copy_));
   }
-  void record_after_copies(StreamFence& f) override { STRATA_CUDA_CHECK(cudaEventRecord(event_of(f), copy_)); }
+  void record_after_copies(StreamFence& f) override {
+    STRATA_CUDA_CHECK(cudaEventRecord(event_of(f), copy_));
+  }
   void record_after_compute(StreamFence& f) override {
     STRATA_CUDA_CHECK(cudaEventRecord(event_of(f), compute_));
   }

@@ -24,7 +24,9 @@ namespace {
 
 constexpr int64_t kBatch = 64, kC = 3, kH = 128, kW = 128;  // 3 MiB of u8 pixels a batch
 
-uint8_t pixel(int64_t batch, int64_t i) { return static_cast<uint8_t>((batch * 131 + i * 7 + i / 251) & 0xff); }
+uint8_t pixel(int64_t batch, int64_t i) {
+  return static_cast<uint8_t>((batch * 131 + i * 7 + i / 251) & 0xff);
+}
 
 // Batch k: "image" u8 [B, C, H, W] of pixel(k, i), "label" i32 [B] = k * 1000 + row,
 // in the batch memory a GPU run gives the loader.

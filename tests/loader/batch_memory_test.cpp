@@ -103,7 +103,8 @@ TEST(BatchMemory, RingSlotsAndTheConsumersBatchComeFromTheLoadersResource) {
     Loader l(o);
     l.start_epoch(0);
     pinned = drain(l, &memory, &steady);
-    EXPECT_EQ(memory.allocations(), steady) << "after the first batches, handing a batch over allocates nothing";
+    EXPECT_EQ(memory.allocations(), steady)
+        << "after the first batches, handing a batch over allocates nothing";
     // ring slots x fields, plus the consumer's fields
     EXPECT_EQ(memory.live(), size_t{3 * 2});
   }

@@ -108,10 +108,10 @@ TEST(InputNormalize, ChannelsThatDoNotMatchTheInputAreRefused) {
   const auto px = pixels(kBatch * kSample, 5);
   std::vector<float> out(px.size());
   const std::vector<float> two{0.5f, 0.5f};
-  EXPECT_THROW(dev::normalize_u8(TensorView{const_cast<uint8_t*>(px.data()), DType::u8, {kBatch, kC, kH, kW}},
-                                 TensorView{out.data(), DType::f32, {kBatch, kC, kH, kW}}, two.data(), two.data(),
-                                 2),
-               Error);
+  EXPECT_THROW(
+      dev::normalize_u8(TensorView{const_cast<uint8_t*>(px.data()), DType::u8, {kBatch, kC, kH, kW}},
+                        TensorView{out.data(), DType::f32, {kBatch, kC, kH, kW}}, two.data(), two.data(), 2),
+      Error);
   const HostBatch b = image_batch(px.data(), px.size(), "u8");
   EXPECT_THROW(batch_to_tensors(b, "image", "label", {kC, kH, kW}, InputNormalization{{0.5f, 0.5f}, {0.5f}}),
                ConfigError);
