@@ -118,6 +118,9 @@ class Trainer {
   const Task& task() const { return *task_; }
   // The model's training FLOPs per task item, for MFU (models::ModelEntry::train_flops).
   void set_flops_per_item(double flops) { flops_per_item_ = flops; }
+  // How training and evaluation batches reach the model's device (DeviceFeeder);
+  // by default make_copy_engine() of the model's device, made at the first epoch.
+  void set_copy_engine(std::unique_ptr<CopyEngine> engine) { copy_engine_ = std::move(engine); }
   // The command line, overrides and config file for run.json and summary.json;
   // fit() fills in the version, commit, host, world size and start time.
   void set_run_record(RunRecord record) { run_record_ = std::move(record); }
