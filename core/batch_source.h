@@ -4,20 +4,103 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <map>
+#include <memory_resource>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/error.h"
 
 namespace strata {
 
+// Where batch bytes come from. The loader's ring slots and the consumer's
+// HostBatch take their memory from the same resource, so handing a batch over
+// stays a swap of buffers; core's batch_memory_for(Device) gives page-locked
+// memory when the model is on a GPU (its copies then run asynchronously) and
+// plain host memory otherwise. data/ sees only this interface.
+using HostBufferResource = std::pmr::memory_resource;
+
+// A batch field's bytes: a buffer that remembers its resource (so a swap of two
+// buffers from different resources stays valid, unlike std::pmr::vector's) and
+// that does not zero-fill on resize: a batch is overwritten whole.
+class HostBytes {
+ public:
+  static constexpr size_t kAlignment = 64;  // AVX-512 loads, and DMA-friendly
+
+  HostBytes() = default;
+  explicit HostBytes(HostBufferResource* resource) : resource_(resource ? resource : plain()) {}
+  // A copy is plain host memory: page-locked memory is for the loader's buffers.
+  HostBytes(const HostBytes& o) { assign(o.data(), o.size()); }
+  HostBytes(HostBytes&& o) noexcept { swap(o); }
+  HostBytes& operator=(const HostBytes& o) {
+    if (this != &o) assign(o.data(), o.size());
+    return *this;
+  }
+  HostBytes& operator=(HostBytes&& o) noexcept {
+    HostBytes(std::move(o)).swap(*this);
+    return *this;
+  }
+  ~HostBytes() { release(); }
+
+  void swap(HostBytes& o) noexcept {
+    std::swap(resource_, o.resource_);
+    std::swap(data_, o.data_);
+    std::swap(size_, o.size_);
+    std::swap(capacity_, o.capacity_);
+  }
+  // Keeps the first min(size, n) bytes; bytes past them are unspecified.
+  void resize(size_t n) {
+    if (n > capacity_) {
+      auto* p = static_cast<std::byte*>(resource_->allocate(n, kAlignment));
+      if (size_) std::memcpy(p, data_, size_);
+      release();
+      data_ = p;
+      capacity_ = n;
+    }
+    size_ = n;
+  }
+  void assign(const std::byte* src, size_t n) {
+    resize(n);
+    if (n) std::memcpy(data_, src, n);
+  }
+  void clear() { size_ = 0; }
+
+  std::byte* data() { return data_; }
+  const std::byte* data() const { return data_; }
+  size_t size() const { return size_; }
+  size_t capacity() const { return capacity_; }
+  bool empty() const { return size_ == 0; }
+  std::byte* begin() { return data_; }
+  std::byte* end() { return data_ + size_; }
+  const std::byte* begin() const { return data_; }
+  const std::byte* end() const { return data_ + size_; }
+  HostBufferResource* resource() const { return resource_; }
+  friend bool operator==(const HostBytes& a, const HostBytes& b) {
+    return a.size_ == b.size_ && (a.size_ == 0 || std::memcmp(a.data_, b.data_, a.size_) == 0);
+  }
+
+ private:
+  static HostBufferResource* plain() { return std::pmr::new_delete_resource(); }
+  void release() {
+    if (data_) resource_->deallocate(data_, capacity_, kAlignment);
+    data_ = nullptr;
+    size_ = capacity_ = 0;
+  }
+  HostBufferResource* resource_ = plain();
+  std::byte* data_ = nullptr;
+  size_t size_ = 0, capacity_ = 0;
+};
+
+inline void swap(HostBytes& a, HostBytes& b) noexcept { a.swap(b); }
+
 // One named field of a batch, contiguous row-major on the host. shape[0] is the batch.
 struct HostArray {
   std::string name;
   std::string dtype;  // "f32", "f16", "bf16", "i32", "i64", "u8"
   std::vector<int64_t> shape;
-  std::vector<std::byte> bytes;
+  HostBytes bytes;
 
   int64_t numel() const {
     int64_t n = 1;

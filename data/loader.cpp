@@ -142,6 +142,7 @@ void Loader::start_at(int64_t epoch, int64_t step) {
   cfg.seed = opts_.seed;
   cfg.epoch = epoch;
   cfg.shard_first_sample = shard_first_sample_;
+  cfg.memory = opts_.batch_memory;
   pipeline_ = std::make_unique<PrefetchPipeline>(*cache_, cache_->manifest().schema, transforms_,
                                                  std::move(order), std::move(plan), cfg);
 }

@@ -41,6 +41,9 @@ struct LoaderOptions {
   // seeded per sample by (seed, epoch, the sample's index in the dataset).
   // Meant for the training split; fields not named here are not augmented.
   std::vector<AugmentU8> augment;
+  // Where the ring slots' and so the batches' bytes live: null = plain host
+  // memory; core's batch_memory_for(Device::cuda) for page-locked memory.
+  HostBufferResource* batch_memory = nullptr;
 };
 
 // The cache directory of one dataset under the node's cache root. Datasets get

@@ -24,11 +24,12 @@ PrefetchPipeline::PrefetchPipeline(ShardCache& cache, const std::vector<FieldSpe
   uses_.resize(plan_.uses().size());
   for (size_t i = 0; i < uses_.size(); ++i) uses_[i].remaining = plan_.uses()[i].samples;
   slots_.resize(static_cast<size_t>(cfg_.ring));
-  for (auto& s : slots_) {
-    s.fields.resize(transforms_.size());
-    for (size_t f = 0; f < transforms_.size(); ++f)
-      s.fields[f].resize(static_cast<size_t>(transforms_[f].out_bytes() * cfg_.batch));
-  }
+  if (!cfg_.memory) cfg_.memory = std::pmr::new_delete_resource();
+  for (auto& s : slots_)
+    for (const FieldTransform& t : transforms_) {
+      s.fields.emplace_back(cfg_.memory);
+      s.fields.back().resize(static_cast<size_t>(t.out_bytes() * cfg_.batch));
+    }
   // Belady's clock for the cache: the next position at which a shard is read.
   cache_.set_next_use([this](const std::string& name) -> int64_t {
     auto it = shard_index_.find(name);
@@ -263,8 +264,10 @@ bool PrefetchPipeline::next(HostBatch& out, double* wait_s) {
     a.dtype = transforms_[f].out_dtype();
     a.shape.assign(1, cfg_.batch);
     a.shape.insert(a.shape.end(), schema_[f].shape.begin(), schema_[f].shape.end());
-    // Swap rather than copy: the caller's old buffer becomes this slot's next buffer.
-    std::swap(a.bytes, slot.fields[f]);
+    // Swap rather than copy: the caller's old buffer becomes this slot's next
+    // buffer, unless it is from other memory (a new HostBatch's first batch).
+    a.bytes.swap(slot.fields[f]);
+    if (slot.fields[f].resource() != cfg_.memory) slot.fields[f] = HostBytes(cfg_.memory);
     slot.fields[f].resize(static_cast<size_t>(transforms_[f].out_bytes() * cfg_.batch));
   }
   out.size = cfg_.batch;

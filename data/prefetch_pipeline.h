@@ -8,7 +8,9 @@
 //     fields keyed by seed, epoch and sample); a use's shard and pin are dropped
 //     once its last sample is in;
 //   - the consumer: next() takes the batches in order, swapping buffers with the
-//     caller's HostBatch (no copy, no allocation in steady state).
+//     caller's HostBatch (no copy, no allocation in steady state). Slot buffers
+//     come from `memory` (page-locked for a GPU); a caller's buffer from another
+//     resource (its first batch) is replaced in the slot, not reused.
 // Memory: at most `ring` batches plus the shards of the uses overlapping them.
 // The first error of any thread is rethrown by next(); the destructor stops and joins.
 #pragma once
@@ -44,6 +46,7 @@ struct PipelineConfig {
   uint64_t seed = 0;
   int64_t epoch = 0;
   std::vector<int64_t> shard_first_sample;  // per shard; needed only when a transform augments
+  HostBufferResource* memory = nullptr;     // the batch buffers' memory; null = plain host memory
 };
 
 class PrefetchPipeline {
@@ -74,7 +77,7 @@ class PrefetchPipeline {
     bool counted_ahead = false;
   };
   struct Slot {
-    std::vector<std::vector<std::byte>> fields;
+    std::vector<HostBytes> fields;
     bool ready = false;
   };
 

@@ -119,7 +119,9 @@ bool TokenLoader::next(HostBatch& out) {
     a.name = f == 0 ? "input" : "target";
     a.dtype = "i64";
     a.shape = {b, t};
-    a.bytes.resize(static_cast<size_t>(b * t) * sizeof(int64_t));  // no reallocation when reused
+    HostBufferResource* memory = opts_.batch_memory ? opts_.batch_memory : std::pmr::new_delete_resource();
+    if (a.bytes.resource() != memory) a.bytes = HostBytes(memory);  // a new HostBatch: once
+    a.bytes.resize(static_cast<size_t>(b * t) * sizeof(int64_t));   // no reallocation when reused
   }
   int64_t* input = out.fields[0].as<int64_t>();
   int64_t* target = out.fields[1].as<int64_t>();

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "kernels/pixel_math.h"
 
 namespace strata::data {
 
@@ -28,12 +29,13 @@ FieldTransform::FieldTransform(const FieldSpec& spec, const NormalizeU8* normali
   out_dtype_ = "f32";
   out_bytes_ = in_bytes_ * 4;
   // (x/255 - mean)/std = x*scale + bias: a multiply-add per element, which the
-  // compiler vectorises (a lookup table would be a gather).
+  // compiler vectorises (a lookup table would be a gather); the same math as the
+  // device op normalize_u8 (kernels/pixel_math.h), which does this on a GPU.
   for (size_t c = 0; c < channels; ++c) {
     if (normalize->std[c] == 0.0f)
       throw ConfigError("loader: normalise of field '" + spec.name + "': std is 0");
-    scale_.push_back(1.0f / (255.0f * normalize->std[c]));
-    bias_.push_back(-normalize->mean[c] / normalize->std[c]);
+    scale_.push_back(math::u8_scale(normalize->mean[c], normalize->std[c]));
+    bias_.push_back(math::u8_bias(normalize->mean[c], normalize->std[c]));
   }
 }
 
@@ -51,7 +53,7 @@ void FieldTransform::normalize(const uint8_t* src, uint8_t* dst) const {
     const float a = scale_[c], b = bias_[c];
     const uint8_t* __restrict in = src + static_cast<int64_t>(c) * per_channel_;
     float* __restrict o = out + static_cast<int64_t>(c) * per_channel_;
-    for (int64_t i = 0; i < per_channel_; ++i) o[i] = static_cast<float>(in[i]) * a + b;
+    for (int64_t i = 0; i < per_channel_; ++i) o[i] = math::normalize_u8(in[i], a, b);
   }
 }
 

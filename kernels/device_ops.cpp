@@ -77,6 +77,21 @@ void adamw_step(const TensorView* w, const TensorView* g, const TensorView* m, c
   Device d = device_of_lists("adamw_step", {{w, n}, {g, n}, {m, n}, {v, n}});
   STRATA_DEV_CALL(d, adamw_step, w, g, m, v, n, s, grad_scale);
 }
+void normalize_u8(const TensorView& src, const TensorView& dst, const float* mean, const float* std,
+                  size_t channels) {
+  if (src.dtype != DType::u8 || dst.dtype != DType::f32)
+    throw Error(std::string("device op normalize_u8: ") + dtype_name(src.dtype) + " into " +
+                dtype_name(dst.dtype) + " (u8 into f32)");
+  if (src.numel() != dst.numel())
+    throw Error("device op normalize_u8: " + shape_str(src.shape) + " into " + shape_str(dst.shape));
+  if (channels == 0 || channels > kMaxU8Channels ||
+      (channels > 1 && (src.shape.size() < 2 || src.shape[1] != static_cast<int64_t>(channels))))
+    throw Error("device op normalize_u8: " + std::to_string(channels) + " channels (mean/std entries) for " +
+                shape_str(src.shape) +
+                "; (B, C, ...) with C = channels <= " + std::to_string(kMaxU8Channels) + ", or one for all");
+  STRATA_DEV_CALL(device_of("normalize_u8", {&src, &dst}), normalize_u8, src, dst, mean, std, channels);
+}
+
 void synchronize(Device d) {
   if (d == Device::cuda) cuda_dev::synchronize();
 }

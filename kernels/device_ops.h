@@ -54,6 +54,14 @@ struct AdamWStep {
 void adamw_step(const TensorView* w, const TensorView* g, const TensorView* m, const TensorView* v, size_t n,
                 const AdamWStep& s, float grad_scale = 1.0f);
 
+// u8 pixels to model input: dst (f32) = (src (u8) / 255 - mean[c]) / std[c] by
+// math::normalize_u8 (kernels/pixel_math.h), as the loader's NormalizeU8 does.
+// src and dst are (B, C, ...) with c the element's channel when channels = C > 1;
+// one mean/std for every element when channels = 1. At most kMaxU8Channels.
+constexpr size_t kMaxU8Channels = 64;
+void normalize_u8(const TensorView& src, const TensorView& dst, const float* mean, const float* std,
+                  size_t channels);
+
 // Blocks the host until all queued work on the device has finished (no-op on cpu).
 void synchronize(Device d);
 

@@ -17,6 +17,8 @@
                 const dev::SgdStep& s, float grad_scale);                                                  \
   void adamw_step(const TensorView* w, const TensorView* g, const TensorView* m, const TensorView* v,      \
                   size_t n, const dev::AdamWStep& s, float grad_scale);                                    \
+  void normalize_u8(const TensorView& src, const TensorView& dst, const float* mean, const float* std,     \
+                    size_t channels);                                                                      \
   void synchronize();
 
 namespace strata::cpu_dev {

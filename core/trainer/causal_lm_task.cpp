@@ -7,19 +7,30 @@
 #include "core/autograd.h"
 #include "core/ops.h"
 #include "kernels/trace_range.h"
+#include "kernels/device_ops.h"
 
 namespace strata {
 namespace {
 
 // The first `rows` rows of an integer [B, T] field as an i64 tensor of `shape`
-// ({rows, T} for the model, {rows * T} for the loss).
-Tensor token_rows(const HostBatch& b, const std::string& name, int64_t rows, bool flat) {
-  const HostArray& a = b.field(name);
+// ({rows, T} for the model, {rows * T} for the loss); on the device when the
+// feeder put the batch there (i64 ids then as they are, without a copy).
+Tensor token_rows(const FedBatch& fb, const std::string& name, int64_t rows, bool flat) {
+  const HostArray& a = fb.host->field(name);
   if (a.shape.size() != 2)
     throw ShapeError("batch field '" + name + "' has shape " + shape_str(a.shape) +
                      "; a language model takes token ids of shape [B, T]");
   const int64_t T = a.shape[1], n = rows * T;
-  Tensor t = flat ? Tensor::empty({n}, DType::i64) : Tensor::empty({rows, T}, DType::i64);
+  const Shape shape = flat ? Shape{n} : Shape{rows, T};
+  if (const Tensor* d = fb.device_field(name)) {
+    if (a.dtype == "i64") return Tensor::from_storage(d->storage(), shape, DType::i64);  // its first rows
+    if (a.dtype != "i32")
+      throw Error("batch field '" + name + "': dtype " + a.dtype + " is not a token id type (i64, i32)");
+    Tensor t = Tensor::empty(shape, DType::i64, d->device());
+    dev::convert(TensorView{d->device_data(), DType::i32, shape, d->device()}, t.view());
+    return t;
+  }
+  Tensor t = Tensor::empty(shape, DType::i64);
   int64_t* dst = t.data<int64_t>();
   if (a.dtype == "i64")
     std::memcpy(dst, a.bytes.data(), static_cast<size_t>(n) * 8);
@@ -37,15 +48,16 @@ CausalLmTask::CausalLmTask(const TaskOptions& o)
       target_field_(o.target_field.empty() ? "target" : o.target_field),
       bytes_per_token_(o.bytes_per_token) {}
 
-TaskOutput CausalLmTask::run(Module& model, const HostBatch& b, int64_t rows, Device device,
+TaskOutput CausalLmTask::run(Module& model, const FedBatch& fb, int64_t rows, Device device,
                              Precision precision, bool, TaskSums& sums) const {
+  const HostBatch& b = *fb.host;
   if (b.field(input_field_).shape != b.field(target_field_).shape)
     throw ShapeError("batch fields '" + input_field_ + "' " + shape_str(b.field(input_field_).shape) +
                      " and '" + target_field_ + "' " + shape_str(b.field(target_field_).shape) +
                      " differ in shape");
   TraceRange h2d("h2d");
-  Tensor ids = token_rows(b, input_field_, rows, false).to(device);
-  Tensor targets = token_rows(b, target_field_, rows, true).to(device);
+  Tensor ids = token_rows(fb, input_field_, rows, false).to(device);
+  Tensor targets = token_rows(fb, target_field_, rows, true).to(device);
   h2d.end();
   const int64_t tokens = ids.numel();
   Tensor logits;

@@ -12,7 +12,7 @@ class CausalLmTask : public Task {
   explicit CausalLmTask(const TaskOptions& options);
   std::string name() const override { return "causal_lm"; }
   std::string item_unit() const override { return "token"; }
-  TaskOutput run(Module& model, const HostBatch& b, int64_t rows, Device device, Precision precision,
+  TaskOutput run(Module& model, const FedBatch& b, int64_t rows, Device device, Precision precision,
                  bool evaluating, TaskSums& sums) const override;
   std::vector<std::string> sum_names() const override { return {"loss_sum", "items"}; }
   Metrics metrics(const std::vector<double>& sums, bool evaluating) const override;

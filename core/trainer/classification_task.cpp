@@ -16,11 +16,14 @@ constexpr size_t kLossSum = 0, kTop1 = 1, kTop5 = 2, kItems = 3;
 ClassificationTask::ClassificationTask(const TaskOptions& o)
     : input_field_(o.input_field.empty() ? "image" : o.input_field),
       label_field_(o.target_field.empty() ? "label" : o.target_field),
-      sample_shape_(o.sample_shape) {}
+      sample_shape_(o.sample_shape) {
+  if (!o.input_mean.empty()) input_norm_.mean = o.input_mean;
+  if (!o.input_std.empty()) input_norm_.std = o.input_std;
+}
 
-TaskOutput ClassificationTask::run(Module& model, const HostBatch& b, int64_t rows, Device device,
+TaskOutput ClassificationTask::run(Module& model, const FedBatch& b, int64_t rows, Device device,
                                    Precision precision, bool evaluating, TaskSums& sums) const {
-  BatchTensors t = batch_to_tensors(b, input_field_, label_field_, sample_shape_);
+  BatchTensors t = batch_to_tensors(b, input_field_, label_field_, sample_shape_, input_norm_);
   if (rows < t.labels.numel()) {  // evaluation: the padding rows of the last global batch
     t.input = slice(t.input, 0, 0, rows);
     auto l = t.labels.to_i64_vector();  // integer tensors stay out of the float ops

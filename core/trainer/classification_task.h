@@ -2,6 +2,7 @@
 // labels (B) integers; loss = mean cross-entropy; metrics loss, accuracy (top-1)
 // and, in evaluation, top-5.
 #pragma once
+#include "core/trainer/batch_tensors.h"
 #include "core/trainer/task.h"
 
 namespace strata {
@@ -11,7 +12,7 @@ class ClassificationTask : public Task {
   explicit ClassificationTask(const TaskOptions& options);
   std::string name() const override { return "classification"; }
   std::string item_unit() const override { return "sample"; }
-  TaskOutput run(Module& model, const HostBatch& b, int64_t rows, Device device, Precision precision,
+  TaskOutput run(Module& model, const FedBatch& b, int64_t rows, Device device, Precision precision,
                  bool evaluating, TaskSums& sums) const override;
   std::vector<std::string> sum_names() const override { return {"loss_sum", "top1", "top5", "items"}; }
   Metrics metrics(const std::vector<double>& sums, bool evaluating) const override;
@@ -21,6 +22,7 @@ class ClassificationTask : public Task {
  private:
   std::string input_field_, label_field_;
   std::vector<int64_t> sample_shape_;
+  InputNormalization input_norm_;
 };
 
 }  // namespace strata

@@ -15,6 +15,7 @@
 #include "core/module.h"
 #include "core/precision.h"
 #include "core/trainer/task_sums.h"
+#include "core/trainer/fed_batch.h"
 
 namespace strata {
 
@@ -33,10 +34,11 @@ class Task {
   // What one item is, for throughput and FLOPs: "sample" or "token".
   virtual std::string item_unit() const = 0;
   // Runs `model` on the first `rows` samples of `b` (the batch's valid rows in
-  // evaluation, all of them in training), moved to `device`, under autocast.
-  // `evaluating` asks for the evaluation-only figures (top-5). Adds the batch's
-  // share of the sums to `sums` (sum_names().size() of them, on `device`).
-  virtual TaskOutput run(Module& model, const HostBatch& b, int64_t rows, Device device, Precision precision,
+  // evaluation, all of them in training), moved to `device` unless DeviceFeeder
+  // put it there already, under autocast. `evaluating` asks for the
+  // evaluation-only figures (top-5). Adds the batch's share of the sums to
+  // `sums` (sum_names().size() of them, on `device`).
+  virtual TaskOutput run(Module& model, const FedBatch& b, int64_t rows, Device device, Precision precision,
                          bool evaluating, TaskSums& sums) const = 0;
   // Names of the sums; the first is always "loss_sum" (loss x items) and the last "items".
   virtual std::vector<std::string> sum_names() const = 0;
@@ -56,6 +58,12 @@ struct TaskOptions {
   // causal_lm: text bytes per token, for bits per byte (1 for byte-level
   // vocabularies); 0 = unknown, bits per byte is then not reported (NaN).
   double bytes_per_token = 0;
+  // classification: how a u8 input that reaches the task as u8 is scaled, on
+  // the model's device: x/255, then (x - mean[c]) / std[c] (one entry, or one
+  // per channel; empty = 0 and 1). On the CPU the loader normalises
+  // (LoaderOptions::normalize) and the input arrives as f32, untouched here; on
+  // a GPU the loader leaves u8 pixels (4x fewer bytes to copy) and this does it.
+  std::vector<float> input_mean, input_std;
 };
 
 // The registered tasks: "classification", "causal_lm".

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "base/error.h"
 #include "core/autograd.h"
@@ -20,11 +21,20 @@
 #include "kernels/trace_range.h"
 
 namespace strata {
+namespace {
+
+TaskOptions image_task_options(std::vector<int64_t> sample_shape) {
+  TaskOptions o;
+  o.sample_shape = std::move(sample_shape);
+  return o;
+}
+
+}  // namespace
 
 Trainer::Trainer(TrainConfig cfg, std::string run_dir, std::shared_ptr<Module> model,
                  std::vector<int64_t> sample_shape, Communicator& comm)
     : Trainer(std::move(cfg), std::move(run_dir), std::move(model),
-              make_task("classification", TaskOptions{"", "", std::move(sample_shape), 0}), comm) {}
+              make_task("classification", image_task_options(std::move(sample_shape))), comm) {}
 
 Trainer::Trainer(TrainConfig cfg, std::string run_dir, std::shared_ptr<Module> model,
                  std::unique_ptr<Task> task, Communicator& comm)
@@ -60,13 +70,13 @@ void Trainer::sync_buffers_if_trained() {
   trained_since_buffer_sync_ = false;
 }
 
-double Trainer::train_micro_batch(const HostBatch& b, bool sync, Progress& p) {
+double Trainer::train_micro_batch(const FedBatch& b, bool sync, Progress& p) {
   trained_since_buffer_sync_ = true;
   TraceRange forward("forward");  // the batch's h2d copy, the forward pass and the loss
   const Device device = model_device();
   if (p.sums.empty()) p.sums = TaskSums(task_->sum_names().size(), device);
   if (p.window_loss.empty()) p.window_loss = TaskSums(1, device);
-  TaskOutput out = task_->run(*model_, b, b.size, device, precision_, false, p.sums);
+  TaskOutput out = task_->run(*model_, b, b.host->size, device, precision_, false, p.sums);
   const Tensor& loss = out.loss;
   p.window_loss.add_scaled(0, loss, 1.0);  // read at the next progress line, not now
   Tensor objective =
@@ -148,16 +158,17 @@ EvalResult Trainer::evaluate(BatchSource& src) {
   model_->eval();
   NoGradGuard no_grad;
   src.start_epoch(0);
-  HostBatch b;
+  if (!copy_engine_) copy_engine_ = make_copy_engine(model_device());
+  DeviceFeeder feeder(src, *copy_engine_);  // its own slots: a training epoch's feeder may be mid-epoch
   TaskSums device_sums(task_->sum_names().size(), model_device());
   double rows = 0;
   const int64_t batches = src.batches_per_epoch();
   int64_t done = 0;
-  while (src.next(b)) {
+  while (const std::optional<FedBatch> b = feeder.next()) {
     if (log_) log_->evaluation(++done, batches);
-    const int64_t valid = b.valid_count();  // the padding rows of the last global batch are dropped
+    const int64_t valid = b->host->valid_count();  // the padding rows of the last global batch are dropped
     if (valid == 0) continue;
-    task_->run(*model_, b, valid, model_device(), precision_, true, device_sums);
+    task_->run(*model_, *b, valid, model_device(), precision_, true, device_sums);
     rows += static_cast<double>(valid);
   }
   if (log_) log_->end_evaluation();

@@ -27,6 +27,7 @@
 #include "core/optim/optimizer.h"
 #include "core/precision.h"
 #include "core/schedule/schedule.h"
+#include "core/trainer/device_feeder.h"
 #include "core/trainer/grad_sync.h"
 #include "core/trainer/run_dir_lock.h"
 #include "core/trainer/run_record.h"
@@ -128,6 +129,9 @@ class Trainer {
   const Task& task() const { return *task_; }
   // The model's training FLOPs per task item, for MFU (models::ModelEntry::train_flops).
   void set_flops_per_item(double flops) { flops_per_item_ = flops; }
+  // How training and evaluation batches reach the model's device (DeviceFeeder);
+  // by default make_copy_engine() of the model's device, made at the first epoch.
+  void set_copy_engine(std::unique_ptr<CopyEngine> engine) { copy_engine_ = std::move(engine); }
   // The command line, overrides and config file for run.json and summary.json;
   // fit() fills in the version, commit, host, world size and start time.
   void set_run_record(RunRecord record) { run_record_ = std::move(record); }
@@ -141,7 +145,7 @@ class Trainer {
   struct Run;
   // One micro-batch forward and backward; adds its sums to the epoch's.
   // Returns the batch's items (samples or tokens).
-  double train_micro_batch(const HostBatch& b, bool sync, Progress& p);
+  double train_micro_batch(const FedBatch& b, bool sync, Progress& p);
   // Throws NumericsError on divergence; `step` (0-based) is for its message.
   bool optimizer_step(int64_t step);
   // fit()'s parts: an epoch of steps, what follows a step, an epoch's end.
@@ -189,6 +193,11 @@ class Trainer {
   LossScaler scaler_;
   Precision precision_;
   std::unique_ptr<GradientSync> sync_;
+  // The training batches' way to the model's device (made at the first epoch),
+  // and the epoch's feeder: checkpoints take the loader position from it, since
+  // it holds one batch more than it handed out.
+  std::unique_ptr<CopyEngine> copy_engine_;
+  std::unique_ptr<DeviceFeeder> feeder_;
   std::unique_ptr<RunDirLock> run_lock_;            // rank 0, from the start of fit()
   std::unique_ptr<RunLog> log_;                     // from the start of fit()
   std::unique_ptr<CheckpointRotation> rotation_;    // rank 0, made at the first save

@@ -71,7 +71,8 @@ Checkpoint Trainer::make_checkpoint(const BatchSource& train, const Progress& p)
   collect_dropouts(*model_, "", drops);
   for (auto& [n, d] : drops) ck.rng["dropout." + n] = d->generator().state();
   ck.resolved_yaml = to_yaml(cfg_);
-  for (auto& [k, v] : train.position()) ck.loader[k] = v;
+  const bool fed = feeder_ && &feeder_->source() == &train;  // the loader is a batch ahead of the step
+  for (auto& [k, v] : fed ? feeder_->position() : train.position()) ck.loader[k] = v;
   ck.schedule = schedule_->state();
   return ck;
 }

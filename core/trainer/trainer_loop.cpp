@@ -8,6 +8,7 @@
 #include <cmath>
 #include <csignal>
 #include <filesystem>
+#include <optional>
 
 #include "base/atomic_file.h"
 #include "base/error.h"
@@ -114,6 +115,7 @@ TrainSummary Trainer::run_fit(BatchSource& train, BatchSource* val, BatchSource*
   run.train = &train;
   run.val = val ? val : test;
 
+  feeder_.reset();  // of an earlier fit()
   Progress p;
   p.early =
       EarlyStopping({cfg_.early_stopping.mode, cfg_.early_stopping.patience, cfg_.early_stopping.min_delta});
@@ -134,11 +136,14 @@ TrainSummary Trainer::run_fit(BatchSource& train, BatchSource* val, BatchSource*
     }
     end_epoch(train, run, p);
   }
+  feeder_.reset();
   if (!run.stop_signal) restore_best_weights(p);
   return summarize(run, p, test);
 }
 
 void Trainer::train_epoch(BatchSource& train, Run& run, Progress& p) {
+  if (!copy_engine_) copy_engine_ = make_copy_engine(model_device());
+  feeder_.reset();  // the last epoch's: its copies finish before the source restarts
   if (!p.mid_epoch) {
     train.start_epoch(p.epoch);
     p.micro = 0;
@@ -151,7 +156,7 @@ void Trainer::train_epoch(BatchSource& train, Run& run, Progress& p) {
   run.epoch_items = run.last_log_items = 0;
   run.last_data = DataMetrics{};  // the source's figures restart with the epoch (or the resumed part)
   run.last_data_t = run.epoch_t0;
-  HostBatch batch;
+  feeder_ = std::make_unique<DeviceFeeder>(train, *copy_engine_);
   // A source that fails for good (a store down past its retry budget) ends the
   // run. On one process, at a step boundary, the steps trained so far are saved
   // first (with several ranks the others are inside a collective: the newest
@@ -159,7 +164,7 @@ void Trainer::train_epoch(BatchSource& train, Run& run, Progress& p) {
   auto next = [&] {
     TraceRange wait("data wait");
     try {
-      return train.next(batch);
+      return feeder_->next();
     } catch (const Error& e) {
       if (comm_.size() > 1 || p.micro % run.accumulate != 0 || p.step == 0) throw;
       save(train, p, NAN);
@@ -167,12 +172,14 @@ void Trainer::train_epoch(BatchSource& train, Run& run, Progress& p) {
                   " saved: continue with checkpoint.resume=auto once the data can be read");
     }
   };
-  while (!run.done && next()) {
+  while (!run.done) {
+    const std::optional<FedBatch> batch = next();
+    if (!batch) break;
     const bool sync = (p.micro + 1) % run.accumulate == 0 || p.micro + 1 == run.batches_per_epoch;
     if (p.micro % run.accumulate == 0) p.step_syncs_at = cuda::host_syncs();
-    const double items = train_micro_batch(batch, sync, p);
+    const double items = train_micro_batch(*batch, sync, p);
     p.micro++;
-    run.epoch_samples += batch.size;
+    run.epoch_samples += batch->host->size;
     run.epoch_items += items;
     p.window_batches++;
     if (!sync) continue;

@@ -14,6 +14,7 @@
 #include "distributed/cuda/stream_order.h"
 #include "distributed/mpi_communicator.h"
 #include "distributed/mpi_detail.h"
+#include "kernels/cuda/runtime.h"
 
 namespace strata {
 namespace {
@@ -174,6 +175,7 @@ class NcclCommunicator final : public Communicator, public StreamOrderedCommunic
   }
 
   void barrier() override {
+    cuda::note_host_sync();
     cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
     mpi_->barrier();
   }
@@ -217,6 +219,7 @@ class NcclCommunicator final : public Communicator, public StreamOrderedCommunic
     }
   }
   void sync(const std::string& what) {
+    cuda::note_host_sync();  // counted with the backend's own (kernels/cuda/runtime.h)
     cudaError_t e = cudaStreamSynchronize(stream_);
     if (e != cudaSuccess) fail_cuda(e, "cudaStreamSynchronize", what);
     check_async(what);

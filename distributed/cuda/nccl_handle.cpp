@@ -2,6 +2,7 @@
 #include "distributed/cuda/nccl_handle.h"
 
 #include "base/error.h"
+#include "kernels/cuda/runtime.h"
 
 namespace strata::nccl_detail {
 
@@ -33,6 +34,7 @@ bool NcclHandle::test() {
 
 void NcclHandle::wait() {
   if (!complete_) {
+    cuda::note_host_sync();  // counted with the backend's own (kernels/cuda/runtime.h)
     cudaError_t e = cudaEventSynchronize(ev_);
     if (e != cudaSuccess)
       error_ = std::string("cudaEventSynchronize (") + what_ + "): " + cudaGetErrorString(e);

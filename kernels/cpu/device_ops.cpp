@@ -9,6 +9,7 @@
 #include "kernels/cpu/device_elements.h"
 #include "kernels/device_ops_backends.h"
 #include "kernels/parallel.h"
+#include "kernels/pixel_math.h"
 
 namespace strata::cpu_dev {
 using namespace detail;
@@ -173,6 +174,27 @@ void scale(const TensorView& x, double s) {
   }
   parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) store_float(x.data, x.dtype, i, load_float(x.data, x.dtype, i) * f);
+  });
+}
+
+// Rows of one channel each ((B, C, ...) -> B * C rows; B rows for one mean/std), as the loader's
+// FieldTransform walks a sample: a multiply-add per element the compiler vectorises.
+void normalize_u8(const TensorView& src, const TensorView& dst, const float* mean, const float* std,
+                  size_t channels) {
+  const int64_t n = src.numel();
+  if (n == 0) return;
+  const int64_t rows = channels > 1 ? src.shape[0] * src.shape[1] : src.shape.empty() ? 1 : src.shape[0];
+  const int64_t per_row = n / rows;
+  const auto* in = src.as<uint8_t>();
+  float* out = dst.as<float>();
+  parallel_for(rows, (kGrain + per_row - 1) / per_row, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const size_t c = channels > 1 ? static_cast<size_t>(r) % channels : 0;
+      const float a = math::u8_scale(mean[c], std[c]), b = math::u8_bias(mean[c], std[c]);
+      const uint8_t* __restrict x = in + r * per_row;
+      float* __restrict o = out + r * per_row;
+      for (int64_t i = 0; i < per_row; ++i) o[i] = math::normalize_u8(x[i], a, b);
+    }
   });
 }
 

@@ -30,6 +30,9 @@ void adamw_step(const TensorView*, const TensorView*, const TensorView*, const T
                 const dev::AdamWStep&, float) {
   no_cuda("adamw_step");
 }
+void normalize_u8(const TensorView&, const TensorView&, const float*, const float*, size_t) {
+  no_cuda("normalize_u8");
+}
 void synchronize() {}
 
 }  // namespace strata::cuda_dev

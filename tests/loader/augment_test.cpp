@@ -168,7 +168,7 @@ LoaderOptions augmenting(const std::string& cache, bool normalize) {
 std::vector<std::vector<std::byte>> read_images(Loader& l) {
   std::vector<std::vector<std::byte>> out;
   strata::HostBatch b;
-  while (l.next(b)) out.push_back(b.field("image").bytes);
+  while (l.next(b)) out.emplace_back(b.field("image").bytes.begin(), b.field("image").bytes.end());
   return out;
 }
 

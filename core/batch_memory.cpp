@@ -1,0 +1,43 @@
+// A std::pmr::memory_resource over a strata::Allocator: the pinned caching pool
+// keeps freed page-locked blocks, so a new HostBatch's first buffers cost a
+// cudaHostAlloc once per run, not once per batch.
+#include "core/batch_memory.h"
+
+#include <cstdint>
+#include <string>
+
+#include "base/error.h"
+#include "kernels/allocator.h"
+
+namespace strata {
+namespace {
+
+class AllocatorResource final : public HostBufferResource {
+ public:
+  explicit AllocatorResource(Allocator& a) : a_(a) {}
+
+ private:
+  void* do_allocate(size_t bytes, size_t alignment) override {
+    void* p = a_.allocate(bytes);
+    if (reinterpret_cast<std::uintptr_t>(p) % alignment != 0) {
+      a_.deallocate(p, bytes);
+      throw Error(std::string("batch memory: the ") + a_.name() + " allocator gave " + std::to_string(bytes) +
+                  " bytes not aligned to " + std::to_string(alignment));
+    }
+    return p;
+  }
+  void do_deallocate(void* p, size_t bytes, size_t) override { a_.deallocate(p, bytes); }
+  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
+
+  Allocator& a_;
+};
+
+}  // namespace
+
+HostBufferResource* batch_memory_for(Device device) {
+  if (device == Device::cpu) return std::pmr::new_delete_resource();
+  static AllocatorResource pinned(pinned_host_allocator());  // throws (and retries next call) without CUDA
+  return &pinned;
+}
+
+}  // namespace strata
