@@ -15,6 +15,7 @@
 
 #include "apps/command_line.h"
 #include "base/error.h"
+#include "core/batch_memory.h"
 #include "core/config/load.h"
 #include "core/config/to_yaml.h"
 #include "core/random.h"
@@ -77,9 +78,10 @@ void set_shared_loader_options(Options& o, const TrainConfig& c, const std::stri
 }
 
 data::LoaderOptions loader_options(const TrainConfig& c, const std::string& url, const Communicator& comm,
-                                   bool train) {
+                                   bool train, Device device) {
   data::LoaderOptions o;
   set_shared_loader_options(o, c, url, comm);
+  o.batch_memory = batch_memory_for(device);  // pinned for a GPU: the copy stream reads it
   o.shuffle = train;
   o.shuffle_window = c.data.shuffle_window > 0 ? c.data.shuffle_window : 1;
   // evaluation must see every sample: pad the last global batch instead of dropping it
@@ -92,7 +94,9 @@ data::LoaderOptions loader_options(const TrainConfig& c, const std::string& url,
   n.std.assign(c.data.normalize_std.begin(), c.data.normalize_std.end());
   if (n.mean.empty()) n.mean = {0.0f};
   if (n.std.empty()) n.std = {1.0f};
-  o.normalize.push_back(n);
+  // For a GPU the pixels travel as u8 (a quarter of the bytes) and the task
+  // normalises them on the device, with the same mean and std (TaskOptions).
+  if (device == Device::cpu) o.normalize.push_back(n);
   // Augmentation is for the training split only: evaluation sees the images as stored.
   if (train && (c.data.augment_crop_padding > 0 || c.data.augment_hflip))
     o.augment.push_back(data::AugmentU8{"image", c.data.augment_crop_padding, c.data.augment_hflip});
@@ -100,9 +104,10 @@ data::LoaderOptions loader_options(const TrainConfig& c, const std::string& url,
 }
 
 data::TokenLoaderOptions token_loader_options(const TrainConfig& c, const std::string& url,
-                                              const Communicator& comm, bool train) {
+                                              const Communicator& comm, bool train, Device device) {
   data::TokenLoaderOptions o;
   set_shared_loader_options(o, c, url, comm);
+  o.batch_memory = batch_memory_for(device);
   o.context = c.model.context;
   o.shuffle = train;
   o.remainder = train ? data::Remainder::kDrop : data::Remainder::kPad;  // evaluation sees every window
@@ -126,12 +131,16 @@ auto open_dataset(const std::string& key, const std::string& url, Open open) {
   }
 }
 
-Sources image_sources(const TrainConfig& cfg, const Communicator& comm) {
+Sources image_sources(const TrainConfig& cfg, const Communicator& comm, Device device) {
   Sources s;
   auto open = [&](const std::string& key, const std::string& url, bool train) {
-    return open_dataset(
-        key, url, [&] { return std::make_unique<data::Loader>(loader_options(cfg, url, comm, train)); });
+    return open_dataset(key, url, [&] {
+      return std::make_unique<data::Loader>(loader_options(cfg, url, comm, train, device));
+    });
   };
+  // used when u8 pixels reach the task (a GPU run); on the CPU the loader has normalised them
+  s.task.input_mean.assign(cfg.data.normalize_mean.begin(), cfg.data.normalize_mean.end());
+  s.task.input_std.assign(cfg.data.normalize_std.begin(), cfg.data.normalize_std.end());
   auto train = open("data.train_url", cfg.data.train_url, true);
   std::vector<int64_t> shape = train->manifest().field("image").shape;
   if (shape.size() == 2) shape.insert(shape.begin(), 1);  // (H, W) -> (1, H, W)
@@ -142,11 +151,11 @@ Sources image_sources(const TrainConfig& cfg, const Communicator& comm) {
   return s;
 }
 
-Sources token_sources(const TrainConfig& cfg, const Communicator& comm) {
+Sources token_sources(const TrainConfig& cfg, const Communicator& comm, Device device) {
   Sources s;
   auto open = [&](const std::string& key, const std::string& url, bool train) {
     auto l = open_dataset(key, url, [&] {
-      return std::make_unique<data::TokenLoader>(token_loader_options(cfg, url, comm, train));
+      return std::make_unique<data::TokenLoader>(token_loader_options(cfg, url, comm, train, device));
     });
     if (l->vocab_size() > cfg.model.vocab_size)
       throw ConfigError(key + ": " + url + " holds token ids up to " + std::to_string(l->vocab_size() - 1) +
@@ -228,7 +237,8 @@ int run(int argc, char** argv) {
   cuda::set_allow_tf32(cfg.precision.allow_tf32);
   if (cfg.data.train_url.empty()) throw ConfigError(config + ": data.train_url is required");
   const models::ModelEntry& entry = models::model_entry(cfg.model.name);  // an unknown name fails here
-  Sources data = entry.task == "causal_lm" ? token_sources(cfg, *comm) : image_sources(cfg, *comm);
+  Sources data = entry.task == "causal_lm" ? token_sources(cfg, *comm, device.device)
+                                           : image_sources(cfg, *comm, device.device);
   const models::ModelSpec spec = models::spec_from_config(cfg, data.task.sample_shape);
   auto model = entry.build(spec);
   model->to(device.device);  // initialised on the host from the seed, so every device starts alike
