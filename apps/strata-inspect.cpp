@@ -1,4 +1,5 @@
-// strata-inspect FILE [--json]: what is inside a checkpoint or a shard (see
+// strata-inspect FILE [--json] [--same-as OTHER]: what is inside a checkpoint
+// or a shard, or whether two checkpoints hold the same state to the bit (see
 // docs/cli.md). Wiring only: core/checkpoint reads checkpoints,
 // data/shard_inspect reads shards; here both become one JSON value, printed
 // as it is (--json) or as text.
@@ -11,6 +12,7 @@
 #include "apps/command_line.h"
 #include "base/error.h"
 #include "core/checkpoint.h"
+#include "core/checkpoint_compare.h"
 #include "data/shard_inspect.h"
 
 namespace fs = std::filesystem;
@@ -164,10 +166,25 @@ int main(int argc, char** argv) {
   cli::add_version_flag(app);
   app.add_option("file", file, "A checkpoint or a shard (.h5)")->required()->option_text("FILE");
   app.add_flag("--json", as_json, "Print one JSON object instead of text");
+  std::string other;
+  app.add_option("--same-as", other,
+                 "Compare two checkpoints instead: exit 0 when their model and optimizer tensors and trainer "
+                 "counters are identical to the bit, 1 naming the first difference")
+      ->option_text("CHECKPOINT");
   if (int rc = cli::parse(app, argc, argv); rc >= 0) return rc;
   try {
     std::error_code ec;
     if (!fs::is_regular_file(file, ec)) throw IoError(file + ": no such file");
+    if (!other.empty()) {
+      if (!fs::is_regular_file(other, ec)) throw IoError(other + ": no such file");
+      const CheckpointComparison c = compare_checkpoints(load_checkpoint(file), load_checkpoint(other));
+      if (c.identical)
+        std::printf("identical: %ld tensors, %ld values, and the trainer counters\n",
+                    static_cast<long>(c.tensors), static_cast<long>(c.values));
+      else
+        std::printf("differ: %s\n", c.first_difference.c_str());
+      return c.identical ? 0 : 1;
+    }
     json j;
     if (data::is_shard_file(file)) {
       j = shard_json(file);

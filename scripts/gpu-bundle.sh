@@ -43,15 +43,43 @@ with open(sys.argv[2], "w") as f:
         f.write(t["name"] + "\t" + os.path.basename(cmd[0]) + "\t" + " ".join(cmd[1:]) + "\n")
 PY
 mapfile -t TEST_BINS < <(cut -f2 "$BUILD/gpu-tests.list" | sort -u)
-cmake --build "$BUILD" -j "$(nproc)" --target strata-train strata-bench "${TEST_BINS[@]}"
+cmake --build "$BUILD" -j "$(nproc)" --target strata-train strata-bench strata-pack strata-inspect "${TEST_BINS[@]}"
 
 rm -rf "$OUT"
 mkdir -p "$OUT/bin" "$OUT/lib"
-cp "$BUILD/bin/strata-train" "$BUILD/bin/strata-bench" "$OUT/bin/"
+cp "$BUILD/bin/strata-train" "$BUILD/bin/strata-bench" "$BUILD/bin/strata-pack" "$BUILD/bin/strata-inspect" "$OUT/bin/"
 for b in "${TEST_BINS[@]}"; do cp "$BUILD/tests/$b" "$OUT/bin/"; done
 cp "$BUILD/gpu-tests.list" "$OUT/tests.list"
-cp scripts/gpu-check.sh "$OUT/"
+cp scripts/gpu-check.sh scripts/gpu-train-check.sh "$OUT/"
 mkdir -p "$OUT/configs" && cp configs/*.yaml "$OUT/configs/"
+
+# gpu-train-check.sh's data, packed there by strata-pack: 20000 Fashion-MNIST
+# training images (what fits the size limit beside the binaries), the 10000 test
+# images, and the KJV text (scripts/corpus.sh's) when this machine has them.
+FMNIST=${STRATA_FMNIST_DIR:-/usr/share/datasets/fashion-mnist}
+mkdir -p "$OUT/data"
+if [ -f "$FMNIST/train-images-idx3-ubyte.gz" ]; then
+  python3 - "$FMNIST" "$OUT/data" 20000 <<'PY'
+import gzip, shutil, struct, sys
+src, out, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+for kind, item in (("images-idx3", 28 * 28), ("labels-idx1", 1)):
+    with gzip.open(f"{src}/train-{kind}-ubyte.gz") as f:
+        magic, count = struct.unpack(">II", f.read(8))
+        rest = f.read(8 if kind.startswith("images") else 0)  # rows, cols
+        body = f.read(n * item)
+    with gzip.open(f"{out}/train-{kind}-ubyte.gz", "wb", compresslevel=9) as g:
+        g.write(struct.pack(">II", magic, n) + rest + body)
+    shutil.copy(f"{src}/t10k-{kind}-ubyte.gz", out)
+PY
+else
+  echo "[gpu-bundle] no Fashion-MNIST in $FMNIST: the training section will say SKIPPED" >&2
+fi
+kjv=""
+for t in runs/data/kjv-corpus/kjv.txt build/corpus/kjv.txt; do [ -f "$t" ] && { kjv=$t; break; }; done
+if [ -z "$kjv" ] && STRATA_PACK="$BUILD/bin/strata-pack" scripts/corpus.sh "$BUILD/corpus" >/dev/null; then
+  kjv=$BUILD/corpus/kjv.txt
+fi
+if [ -n "$kjv" ]; then gzip -9c "$kjv" >"$OUT/data/kjv.txt.gz"; else echo "[gpu-bundle] no KJV text: the gpt step will say SKIPPED" >&2; fi
 
 # the ldd closure, less glibc and the CUDA libraries the GPU machine has itself
 is_system() {

@@ -2,7 +2,10 @@
 # The one command for a borrowed GPU machine: run from a gpu-bundle/ folder (made by
 # scripts/gpu-bundle.sh), it builds nothing. It prints the device, runs every
 # gpu-labelled test, then `strata-bench gemm --device cuda` (strata beside a direct
-# cuBLASLt call and torch.matmul), a CNN training-step throughput run on the GPU
+# cuBLASLt call and torch.matmul), the training section (scripts/gpu-train-check.sh:
+# strata-train's CNN on a Fashion-MNIST subset on the CPU and on the GPU in fp32,
+# bf16 and fp16, compared; a kill -9 and resume on the GPU checked bit for bit;
+# GPT-2 124M in bf16 for 300 steps), a CNN training-step throughput run on the GPU
 # beside the same run on the CPU, and the GPT workload (configs/gpt2_124m.yaml:
 # tokens/s and MFU against the GEMM rate measured in the run), and writes a short report (gpu-report.md, and
 # $OUT/gpu-report.md when $OUT is set). Each step has its own timeout and the whole
@@ -14,7 +17,7 @@ set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 EXPECT_SKIP=0
 [ "${1:-}" = "--expect-skip" ] && EXPECT_SKIP=1
-BUDGET=${STRATA_GPU_CHECK_BUDGET:-450}
+BUDGET=${STRATA_GPU_CHECK_BUDGET:-470}
 LOGS="$HERE/logs"; mkdir -p "$LOGS"
 REPORT="$HERE/gpu-report.md"
 T0=$(date +%s)
@@ -69,10 +72,10 @@ run_step() {
   else
     status="PASS"
   fi
-  detail=$(grep -m1 -E 'SKIPPED.*:|no CUDA device|built without CUDA' "$log" | sed 's/|/\//g' | cut -c1-160)
+  detail=$(grep -m1 -E 'SKIPPED.*:|no CUDA device|built without CUDA|no GPU visible' "$log" | sed 's/|/\//g' | cut -c1-160)
   case "$status" in
     PASS*) not_skipped=1
-           detail=$(grep -E 'ratio|TFLOP|samples/s|tokens/s|PASSED|FAILED' "$log" | tail -6 | sed 's/|/\//g' | tr '\n' ';' | cut -c1-400) ;;
+           detail=$(grep -E 'ratio|TFLOP|samples/s|tokens/s|PASSED|FAILED|PASS:|points|identical|packed' "$log" | tail -6 | sed 's/|/\//g' | tr '\n' ';' | cut -c1-400) ;;
     SKIPPED*) [ $gpu_visible = 1 ] && failures=$((failures + 1)) ;;
     *) failures=$((failures + 1)); not_skipped=1; detail=$(tail -5 "$log" | sed 's/|/\//g' | tr '\n' ';' | cut -c1-400) ;;
   esac
@@ -87,6 +90,14 @@ while IFS=$'\t' read -r name bin args; do
   run_step "$name" 240 "$HERE/bin/$bin" $args
 done < "$HERE/tests.list"
 run_step bench_gemm_cuda 180 "$HERE/bin/strata-bench" gemm --device cuda
+# training with strata-train (scripts/gpu-train-check.sh): the bounds of issue 10
+TRAIN="$HERE/gpu-train-check.sh"
+run_step train_prepare_data 60 "$TRAIN" prepare
+run_step train_cnn_cpu_fp32 150 "$TRAIN" cnn cpu fp32
+for prec in fp32 bf16 fp16; do run_step "train_cnn_cuda_$prec" 90 "$TRAIN" cnn cuda "$prec"; done
+run_step train_cnn_compare 20 "$TRAIN" compare
+run_step train_cnn_kill_resume 120 "$TRAIN" kill-resume
+run_step train_gpt2_124m_bf16 150 "$TRAIN" gpt
 run_step bench_train_step_cnn 120 "$HERE/bin/strata-bench" train-step --model cnn --device both
 # the GPT workload: GPT-2 small as configured (bf16, context 1024), tokens/s and MFU
 # against the bf16 GEMM rate measured in the same run

@@ -92,7 +92,26 @@ print(f"checkpoint: {len(report['model'])} model and {len(report['optimizer'])} 
       f"step {report['trainer']['step']}, loader {report['loader']}, the resolved config")
 PY
 
-# 4. Errors name the file.
+# 4. --same-as: the same run again is identical to the bit; another learning rate differs, named.
+again() {  # again RUN_DIR [OVERRIDES...]
+  local dir=$1; shift
+  "$BIN/strata-train" --config "$SRC/configs/fashion_mnist_mlp.yaml" data.train_url="file://$W/data" \
+    data.test_url= data.cache_dir="$W/cache" data.batch_size=100 trainer.threads=1 trainer.max_steps=7 \
+    schedule.warmup_steps=2 checkpoint.every_steps=7 logging.console=off "$@" --run-dir "$dir" >"$W/train2.log" 2>&1 ||
+    fail "the training run failed: $(tail -3 "$W/train2.log")"
+  ls "$dir"/checkpoints/step-*.h5 | tail -1
+}
+CK2=$(again "$W/run2")
+"$BIN/strata-inspect" "$CK" --same-as "$CK2" >"$W/same.txt" || fail "a repeated run differs: $(cat "$W/same.txt")"
+grep -q "^identical: 24 tensors, " "$W/same.txt" || fail "$(cat "$W/same.txt")"
+CK3=$(again "$W/run3" optimizer.lr=0.002)
+rc=0
+"$BIN/strata-inspect" "$CK" --same-as "$CK3" >"$W/differ.txt" || rc=$?
+[ $rc -eq 1 ] && grep -q "^differ: model tensor .*: element [0-9]* is " "$W/differ.txt" ||
+  fail "another learning rate: exit $rc, $(cat "$W/differ.txt")"
+echo "same-as: $(cat "$W/same.txt"); another lr: $(cat "$W/differ.txt")"
+
+# 5. Errors name the file.
 echo "not hdf5" >"$W/text.h5"
 for f in "$W/text.h5" "$W/missing.h5"; do
   rc=0

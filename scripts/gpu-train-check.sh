@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# gpu-check.sh's training section, run from a gpu-bundle/ folder (one call per
+# step, so each has its own timeout and log). The bundle carries a Fashion-MNIST
+# subset (20000 training images, the 10000 test images, IDX gzip) and the KJV
+# text; `prepare` packs them with the bundle's strata-pack.
+#   gpu-train-check.sh prepare
+#   gpu-train-check.sh cnn DEVICE PRECISION   configs/fashion_mnist_cnn.yaml, 3 epochs of the subset
+#   gpu-train-check.sh compare                the cnn runs' figures side by side; FAIL outside the bounds
+#   gpu-train-check.sh kill-resume            SIGKILL mid-run on cuda, resume=auto: bit-identical to a run left alone
+#   gpu-train-check.sh gpt                    GPT-2 124M, bf16, 300 steps on the KJV bytes: tokens/s, MFU, memory
+# Without training data in the bundle (scripts/gpu-bundle.sh found none) or
+# without a GPU, a step prints SKIPPED with the reason and exits 0.
+#   STRATA_RESUME_CHECK_DEVICE=cpu   kill-resume on the CPU (to try the check itself without a GPU)
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+BIN=$HERE/bin
+DATA=$HERE/data
+PACKED=$HERE/data-packed
+RUNS=$HERE/logs/runs
+mkdir -p "$RUNS"
+# H200 SXM dense BF16 peak (989.4 TFLOP/s, NVIDIA's datasheet), for MFU in the gpt step
+H200_BF16_PEAK=${STRATA_PEAK_FLOPS:-9.894e14}
+
+skip() { echo "SKIPPED: $*"; exit 0; }
+fail() { echo "FAIL: $*"; exit 1; }
+need_data() { [ -f "$DATA/train-images-idx3-ubyte.gz" ] || skip "no training data in the bundle (scripts/gpu-bundle.sh found no Fashion-MNIST)"; }
+need_gpu() {
+  command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q GPU || skip "no GPU visible (nvidia-smi lists none)"
+}
+# summary FILE KEY...: the values of summary.json keys, space-separated
+summary() { python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print(' '.join(str(s.get(k)) for k in sys.argv[2:]))" "$@"; }
+
+cnn_args() {  # cnn_args RUN_DIR DEVICE PRECISION
+  echo --config "$HERE/configs/fashion_mnist_cnn.yaml" --run-dir "$1" device="$2" precision.dtype="$3" \
+    data.train_url="file://$PACKED/fmnist/train" data.test_url="file://$PACKED/fmnist/test" \
+    data.cache_dir="$RUNS/cache" data.decode_threads=4 trainer.epochs=3 schedule.warmup_steps=100 \
+    logging.console=plain logging.tensorboard=false checkpoint.every_epochs=0
+}
+
+case "${1:-}" in
+  prepare)
+    need_data
+    need_gpu  # nothing here is worth packing without one
+    rm -rf "$PACKED" && mkdir -p "$PACKED"
+    "$BIN/strata-pack" idx --images "$DATA/train-images-idx3-ubyte.gz" --labels "$DATA/train-labels-idx1-ubyte.gz" \
+      --out "$PACKED/fmnist/train" --quiet || fail "packing the training subset"
+    "$BIN/strata-pack" idx --images "$DATA/t10k-images-idx3-ubyte.gz" --labels "$DATA/t10k-labels-idx1-ubyte.gz" \
+      --out "$PACKED/fmnist/test" --quiet || fail "packing the test set"
+    if [ -f "$DATA/kjv.txt.gz" ]; then
+      gunzip -c "$DATA/kjv.txt.gz" >"$PACKED/kjv.txt"
+      "$BIN/strata-pack" tokens --text "$PACKED/kjv.txt" --out "$PACKED/kjv" --quiet || fail "packing the KJV tokens"
+    fi
+    echo "packed: $(du -sh "$PACKED" | cut -f1) in $PACKED"
+    ;;
+  cnn)
+    need_data
+    need_gpu  # the cpu run is the gpu runs' reference
+    run=$RUNS/cnn-$2-$3
+    rm -rf "$run"
+    # shellcheck disable=SC2046
+    "$BIN/strata-train" $(cnn_args "$run" "$2" "$3") || fail "strata-train exited with $?"
+    read -r acc sps wait peak syncs <<<"$(summary "$run/summary.json" test_accuracy samples_per_second \
+      data_wait_fraction memory_peak_bytes host_syncs_per_step_max)"
+    echo "cnn $2 $3: test accuracy $acc, $sps samples/s, data-wait fraction $wait, peak memory $peak bytes, host syncs per step (max) $syncs"
+    ;;
+  compare)
+    need_data
+    need_gpu
+    python3 - "$RUNS" <<'PY'
+import json, os, sys
+runs = sys.argv[1]
+def load(d, p):
+    f = os.path.join(runs, f"cnn-{d}-{p}", "summary.json")
+    return json.load(open(f)) if os.path.exists(f) else None
+cpu, f32, b16, f16 = load("cpu", "fp32"), load("cuda", "fp32"), load("cuda", "bf16"), load("cuda", "fp16")
+if not (cpu and f32):
+    print("FAIL: the cpu and cuda fp32 runs are both needed"); sys.exit(1)
+bad = []
+print("| run | test accuracy | samples/s | data wait | peak memory MiB | host syncs/step max |")
+print("|---|---|---|---|---|---|")
+for name, s in (("cpu fp32", cpu), ("cuda fp32", f32), ("cuda bf16", b16), ("cuda fp16", f16)):
+    if s: print(f"| {name} | {s['test_accuracy']:.4f} | {s['samples_per_second']:.0f} | {100*s['data_wait_fraction']:.2f}% "
+                f"| {s['memory_peak_bytes']/2**20:.0f} | {s.get('host_syncs_per_step_max')} |")
+gap = 100 * abs(f32["test_accuracy"] - cpu["test_accuracy"])
+print(f"cuda fp32 vs cpu: {gap:.2f} points (bound 0.3); speed ratio {f32['samples_per_second']/cpu['samples_per_second']:.1f}x")
+if gap > 0.3: bad.append(f"cuda fp32 is {gap:.2f} points from the cpu")
+if f32["data_wait_fraction"] >= 0.01: bad.append(f"data wait {100*f32['data_wait_fraction']:.2f}% (bound 1%)")
+for name, s in (("bf16", b16), ("fp16", f16)):
+    if not s: bad.append(f"no {name} run"); continue
+    g = 100 * abs(s["test_accuracy"] - f32["test_accuracy"])
+    print(f"cuda {name} vs fp32: {g:.2f} points (bound 0.5)")
+    if g > 0.5: bad.append(f"{name} is {g:.2f} points from fp32")
+for name, s in (("fp32", f32), ("bf16", b16), ("fp16", f16)):
+    if s and s.get("host_syncs_per_step_max", 0) > 1: bad.append(f"{name}: {s['host_syncs_per_step_max']} host syncs in a step")
+if bad: print("FAIL: " + "; ".join(bad)); sys.exit(1)
+print("PASS: accuracy within the bounds, data wait under 1%, at most one host sync per step")
+PY
+    ;;
+  kill-resume)
+    need_data
+    dev=${STRATA_RESUME_CHECK_DEVICE:-cuda}
+    [ "$dev" = cpu ] || need_gpu
+    whole=$RUNS/resume-whole killed=$RUNS/resume-killed
+    rm -rf "$whole" "$killed"
+    common=(trainer.epochs=1 checkpoint.every_steps=20 checkpoint.keep_last=20 trainer.max_steps=120)
+    # shellcheck disable=SC2046
+    "$BIN/strata-train" $(cnn_args "$whole" "$dev" fp32) "${common[@]}" >"$RUNS/resume-whole.log" 2>&1 ||
+      fail "the uninterrupted run: $(tail -2 "$RUNS/resume-whole.log")"
+    # shellcheck disable=SC2046
+    "$BIN/strata-train" $(cnn_args "$killed" "$dev" fp32) "${common[@]}" >"$RUNS/resume-killed.log" 2>&1 &
+    pid=$!
+    for _ in $(seq 600); do  # until the step-60 checkpoint is on disk, then SIGKILL
+      [ -f "$killed/checkpoints/step-000000060.h5" ] && break
+      kill -0 $pid 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -9 $pid 2>/dev/null
+    wait $pid 2>/dev/null
+    last=$(ls "$killed"/checkpoints/step-*.h5 2>/dev/null | tail -1)
+    [ -n "$last" ] || fail "no checkpoint before the kill"
+    echo "killed after $(basename "$last")"
+    # shellcheck disable=SC2046
+    "$BIN/strata-train" $(cnn_args "$killed" "$dev" fp32) "${common[@]}" checkpoint.resume=auto \
+      >>"$RUNS/resume-killed.log" 2>&1 || fail "the resumed run: $(tail -2 "$RUNS/resume-killed.log")"
+    a=$whole/checkpoints/step-000000120.h5 b=$killed/checkpoints/step-000000120.h5
+    "$BIN/strata-inspect" "$a" --same-as "$b" || fail "the resumed run's weights differ from the uninterrupted run's"
+    echo "PASS: kill -9 and resume on $dev is bit-identical at step 120"
+    ;;
+  gpt)
+    need_gpu
+    [ -d "$PACKED/kjv/train" ] || skip "no KJV tokens (the bundle carries no kjv.txt.gz)"
+    run=$RUNS/gpt2-124m
+    rm -rf "$run"
+    "$BIN/strata-train" --config "$HERE/configs/gpt2_124m.yaml" --run-dir "$run" device=cuda \
+      data.train_url="file://$PACKED/kjv/train" data.val_url="file://$PACKED/kjv/val" data.cache_dir="$RUNS/cache" \
+      data.batch_size=16 trainer.epochs=4 trainer.max_steps=300 trainer.eval_every_epochs=0 schedule.warmup_steps=50 \
+      checkpoint.every_epochs=0 logging.every_steps=50 logging.console=plain logging.tensorboard=false \
+      trainer.peak_flops="$H200_BF16_PEAK" || fail "strata-train exited with $?"
+    read -r tps mfu peak syncs <<<"$(summary "$run/summary.json" items_per_second mfu memory_peak_bytes host_syncs_per_step_max)"
+    echo "gpt2-124m bf16: $tps tokens/s, MFU $mfu (of $H200_BF16_PEAK FLOP/s), peak memory $peak bytes, host syncs per step (max) $syncs"
+    ;;
+  *)
+    echo "usage: gpu-train-check.sh prepare | cnn DEVICE PRECISION | compare | kill-resume | gpt" >&2
+    exit 2
+    ;;
+esac
