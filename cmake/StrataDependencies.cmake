@@ -48,3 +48,22 @@ if(STRATA_GEMM STREQUAL "openblas")
 elseif(NOT STRATA_GEMM STREQUAL "eigen")
   message(FATAL_ERROR "STRATA_GEMM must be openblas or eigen (got '${STRATA_GEMM}')")
 endif()
+
+# conv2d on the CPU through oneDNN (Debian libdnnl-dev, what PyTorch uses on CPUs;
+# measured in docs/kernels.md): AUTO when found, ON requires it, OFF keeps the
+# im2col + GEMM kernels alone. Debian's build threads with OpenMP (its config
+# pulls in OpenCL headers: ocl-icd-opencl-dev comes with libdnnl-dev).
+set(STRATA_DNNL "AUTO" CACHE STRING "CPU convolution through oneDNN (libdnnl-dev): AUTO, ON or OFF")
+set_property(CACHE STRATA_DNNL PROPERTY STRINGS AUTO ON OFF)
+if(NOT STRATA_DNNL MATCHES "^(AUTO|ON|OFF)$")
+  message(FATAL_ERROR "STRATA_DNNL must be AUTO, ON or OFF (got '${STRATA_DNNL}')")
+endif()
+set(STRATA_HAVE_DNNL OFF)
+if(NOT STRATA_DNNL STREQUAL "OFF")
+  find_package(dnnl CONFIG QUIET)
+  if(TARGET DNNL::dnnl)
+    set(STRATA_HAVE_DNNL ON)
+  elseif(STRATA_DNNL STREQUAL "ON")
+    message(FATAL_ERROR "STRATA_DNNL=ON but oneDNN was not found (Debian: libdnnl-dev)")
+  endif()
+endif()

@@ -101,6 +101,8 @@ void binary_backward(const TensorView* in, const TensorView& g, TensorView* gin,
   }
 }
 
+// Fn is a closure, never a function pointer: a pointer is called per element
+// (measured: ReLU forward and backward were 16% of the CNN's CPU step that way).
 template <typename Fn>
 void unary_forward(const TensorView* in, TensorView* out, Fn f) {
   const float* x = F(in[0]);
@@ -152,22 +154,24 @@ void div_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
 }
 void div_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g,
                   TensorView* gin) {
-  binary_backward(in, g, gin, math::div_grad_a<float>, math::div_grad_b<float>);
+  binary_backward(
+      in, g, gin, [](float a, float b) { return math::div_grad_a(a, b); },
+      [](float a, float b) { return math::div_grad_b(a, b); });
 }
 
 void relu_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
-  unary_forward(in, out, math::relu<float>);
+  unary_forward(in, out, [](float x) { return math::relu(x); });
 }
 void relu_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g,
                    TensorView* gin) {
-  unary_backward(in, g, gin, math::relu_grad<float>);
+  unary_backward(in, g, gin, [](float x) { return math::relu_grad(x); });
 }
 void gelu_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
-  unary_forward(in, out, math::gelu<float>);
+  unary_forward(in, out, [](float x) { return math::gelu(x); });
 }
 void gelu_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g,
                    TensorView* gin) {
-  unary_backward(in, g, gin, math::gelu_grad<float>);
+  unary_backward(in, g, gin, [](float x) { return math::gelu_grad(x); });
 }
 void tanh_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
   unary_forward(in, out, [](float x) { return std::tanh(x); });
@@ -181,7 +185,7 @@ void tanh_backward(const OpAttrs&, const TensorView*, const TensorView* out, con
   });
 }
 void sigmoid_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
-  unary_forward(in, out, math::sigmoid<float>);
+  unary_forward(in, out, [](float x) { return math::sigmoid(x); });
 }
 void sigmoid_backward(const OpAttrs&, const TensorView*, const TensorView* out, const TensorView& g,
                       TensorView* gin) {
