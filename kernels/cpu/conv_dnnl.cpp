@@ -38,6 +38,12 @@ DnnlConvStats dnnl_conv_stats() { return {}; }
 #include "kernels/cpu/common.h"
 #include "kernels/cpu/conv_dnnl_plan.h"
 
+// One OpenMP thread per call is how the slices stay strata's threads; a oneDNN
+// threaded by TBB or a threadpool would run each slice on threads of its own.
+#if DNNL_CPU_THREADING_RUNTIME != DNNL_RUNTIME_OMP && DNNL_CPU_THREADING_RUNTIME != DNNL_RUNTIME_SEQ
+#error "kernels/cpu/conv_dnnl.cpp needs a oneDNN threaded by OpenMP (Debian's libdnnl-dev) or sequential"
+#endif
+
 namespace strata::cpu {
 namespace {
 
