@@ -48,3 +48,29 @@ if(STRATA_GEMM STREQUAL "openblas")
 elseif(NOT STRATA_GEMM STREQUAL "eigen")
   message(FATAL_ERROR "STRATA_GEMM must be openblas or eigen (got '${STRATA_GEMM}')")
 endif()
+
+# conv2d on the CPU through oneDNN (Debian libdnnl-dev, what PyTorch uses on CPUs;
+# measured in docs/kernels.md): AUTO when found, ON requires it, OFF keeps the
+# im2col + GEMM kernels alone. Found as a library and a header rather than by
+# Debian's dnnl-config.cmake, which requires OpenCL's headers (only a Recommends
+# of libdnnl-dev, and never used by the CPU primitives).
+set(STRATA_DNNL "AUTO" CACHE STRING "CPU convolution through oneDNN (libdnnl-dev): AUTO, ON or OFF")
+set_property(CACHE STRATA_DNNL PROPERTY STRINGS AUTO ON OFF)
+if(NOT STRATA_DNNL MATCHES "^(AUTO|ON|OFF)$")
+  message(FATAL_ERROR "STRATA_DNNL must be AUTO, ON or OFF (got '${STRATA_DNNL}')")
+endif()
+set(STRATA_HAVE_DNNL OFF)
+if(NOT STRATA_DNNL STREQUAL "OFF")
+  find_path(STRATA_DNNL_INCLUDE_DIR oneapi/dnnl/dnnl.hpp)
+  find_library(STRATA_DNNL_LIBRARY dnnl)
+  if(STRATA_DNNL_INCLUDE_DIR AND STRATA_DNNL_LIBRARY)
+    set(STRATA_HAVE_DNNL ON)
+    if(NOT TARGET strata::dnnl)
+      add_library(strata::dnnl UNKNOWN IMPORTED)
+      set_target_properties(strata::dnnl PROPERTIES IMPORTED_LOCATION "${STRATA_DNNL_LIBRARY}"
+        INTERFACE_INCLUDE_DIRECTORIES "${STRATA_DNNL_INCLUDE_DIR}")
+    endif()
+  elseif(STRATA_DNNL STREQUAL "ON")
+    message(FATAL_ERROR "STRATA_DNNL=ON but oneDNN was not found (Debian: libdnnl-dev)")
+  endif()
+endif()

@@ -18,11 +18,12 @@ t0=$(date +%s)
 # Installed before setup.sh builds, so that a test's configure-time look-up finds its tool.
 # Integrator: the packages a new test needs go here.
 # stunnel4 + openssl: a TLS endpoint in front of RGW; python3-venv: moto's STS in
-# a venv; strace: the secrets test records every write.
+# a venv; strace: the secrets test records every write. libdnnl-dev: the suite
+# builds the CPU conv2d through oneDNN (STRATA_DNNL=AUTO), test_conv_dnnl runs it.
 TEST_PACKAGES=(
   ceph-mon ceph-osd radosgw ceph-common curl uuid-runtime procps
   dataset-fashion-mnist bible-kjv hdf5-tools python3-h5py iproute2
-  stunnel4 openssl python3-venv strace
+  stunnel4 openssl python3-venv strace libdnnl-dev
 )
 scripts/apt-install.sh test "${TEST_PACKAGES[@]}"
 scripts/setup.sh

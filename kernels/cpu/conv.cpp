@@ -1,4 +1,5 @@
-// conv2d on f32 as im2col + GEMM, one image at a time. Forward: the image is
+// conv2d on f32 as im2col + GEMM, one image at a time (the path for builds
+// without oneDNN and for the calls conv_dnnl.cpp declines). Forward: the image is
 // unfolded block by block of output rows into col[C*kh*kw, rows*Wo], each block
 // sized to stay in L2 (about 1 MB) so that the GEMM y[n][:, block] += W col reads
 // it back from cache instead of memory (unblocked, a 3x3 layer of 64 channels at
@@ -9,6 +10,8 @@
 // of dy. With at least as many images as threads, images are split over threads
 // (each GEMM serial, private col buffers, per-thread dW partials summed under a
 // lock); with fewer, images run in turn and each GEMM uses all threads.
+#include "kernels/cpu/conv.h"
+
 #include <algorithm>
 #include <mutex>
 #include <vector>
@@ -103,7 +106,7 @@ void over_images(int64_t n, Fn fn) {
 
 }  // namespace
 
-void conv2d_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
+void conv2d_im2col_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
   auto g = geom(a, in, out[0]);
   const float *x = F(in[0]), *w = F(in[1]), *b = F(in[2]);
   float* y = F(out[0]);
@@ -128,8 +131,8 @@ void conv2d_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
   });
 }
 
-void conv2d_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& gout,
-                     TensorView* gin) {
+void conv2d_im2col_backward(const OpAttrs& a, const TensorView* in, const TensorView* out,
+                            const TensorView& gout, TensorView* gin) {
   auto g = geom(a, in, out[0]);
   const float *x = F(in[0]), *w = F(in[1]), *dy = F(gout);
   int64_t wsize = g.o * g.rows();
@@ -188,6 +191,16 @@ void conv2d_backward(const OpAttrs& a, const TensorView* in, const TensorView* o
                    }
                  });
   }
+}
+
+// The op table's entry points: oneDNN when it takes the call, else im2col.
+void conv2d_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
+  if (!conv2d_dnnl_forward(a, in, out)) conv2d_im2col_forward(a, in, out);
+}
+
+void conv2d_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& gout,
+                     TensorView* gin) {
+  if (!conv2d_dnnl_backward(a, in, out, gout, gin)) conv2d_im2col_backward(a, in, out, gout, gin);
 }
 
 }  // namespace strata::cpu

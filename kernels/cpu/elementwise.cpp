@@ -3,6 +3,8 @@
 // output rows with per-operand strides. One pass over memory, multithreaded by
 // chunks of the output. Gradients of broadcast operands are reduced with
 // reduce_broadcast (rows summed serially: memory-bound and rare in hot paths).
+#include <bit>
+#include <cstdint>
 #include <vector>
 
 #include "kernels/backends.h"
@@ -101,6 +103,8 @@ void binary_backward(const TensorView* in, const TensorView& g, TensorView* gin,
   }
 }
 
+// Fn is a closure, never a function pointer: a pointer is called per element
+// (measured: ReLU forward and backward were 16% of the CNN's CPU step that way).
 template <typename Fn>
 void unary_forward(const TensorView* in, TensorView* out, Fn f) {
   const float* x = F(in[0]);
@@ -110,15 +114,21 @@ void unary_forward(const TensorView* in, TensorView* out, Fn f) {
   });
 }
 
+// gi = go * df(x), on unaliased pointers so that GCC may vectorise it.
+template <typename Fn>
+void scale_by_derivative(const float* __restrict go, const float* __restrict x, float* __restrict gi,
+                         int64_t n, Fn df) {
+  for (int64_t i = 0; i < n; ++i) gi[i] = go[i] * df(x[i]);
+}
+
 template <typename Fn>
 void unary_backward(const TensorView* in, const TensorView& g, TensorView* gin, Fn df) {
   if (!gin[0].defined()) return;
   const float* x = F(in[0]);
   const float* go = F(g);
   float* gi = F(gin[0]);
-  parallel_for(g.numel(), kElementwiseGrain, [&](int64_t s, int64_t e) {
-    for (int64_t i = s; i < e; ++i) gi[i] = go[i] * df(x[i]);
-  });
+  parallel_for(g.numel(), kElementwiseGrain,
+               [&](int64_t s, int64_t e) { scale_by_derivative(go + s, x + s, gi + s, e - s, df); });
 }
 
 }  // namespace
@@ -152,22 +162,29 @@ void div_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
 }
 void div_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g,
                   TensorView* gin) {
-  binary_backward(in, g, gin, math::div_grad_a<float>, math::div_grad_b<float>);
+  binary_backward(
+      in, g, gin, [](float a, float b) { return math::div_grad_a(a, b); },
+      [](float a, float b) { return math::div_grad_b(a, b); });
 }
 
 void relu_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
-  unary_forward(in, out, math::relu<float>);
+  unary_forward(in, out, [](float x) { return math::relu(x); });
 }
 void relu_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g,
                    TensorView* gin) {
-  unary_backward(in, g, gin, math::relu_grad<float>);
+  // math::relu_grad(x) as a bit mask: GCC (trapping math) turns go * (x > 0 ? 1 : 0)
+  // back into a branch per element, and a mask it cannot see through stays a
+  // vector multiply. Same values: 1 for x > 0, else 0 (NaN included).
+  unary_backward(in, g, gin, [](float x) {
+    return std::bit_cast<float>(uint32_t{0x3f800000} & -static_cast<uint32_t>(x > 0.0f));
+  });
 }
 void gelu_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
-  unary_forward(in, out, math::gelu<float>);
+  unary_forward(in, out, [](float x) { return math::gelu(x); });
 }
 void gelu_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& g,
                    TensorView* gin) {
-  unary_backward(in, g, gin, math::gelu_grad<float>);
+  unary_backward(in, g, gin, [](float x) { return math::gelu_grad(x); });
 }
 void tanh_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
   unary_forward(in, out, [](float x) { return std::tanh(x); });
@@ -181,7 +198,7 @@ void tanh_backward(const OpAttrs&, const TensorView*, const TensorView* out, con
   });
 }
 void sigmoid_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
-  unary_forward(in, out, math::sigmoid<float>);
+  unary_forward(in, out, [](float x) { return math::sigmoid(x); });
 }
 void sigmoid_backward(const OpAttrs&, const TensorView*, const TensorView* out, const TensorView& g,
                       TensorView* gin) {

@@ -40,6 +40,38 @@ void each_window(const PoolGeom& g, Fn f) {
   });
 }
 
+bool is_2x2_stride2(const PoolGeom& g) {
+  return g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0;
+}
+
+// 2x2 windows at stride 2, unpadded (most CNNs): the four compares as masks.
+// The generic loop's branch per element mispredicts on unsorted data (max_pool2d
+// forward was 8% of the CNN's CPU step). Same tie rule: the first maximum wins.
+void max_pool_2x2(const PoolGeom& g, const float* x, float* y, int64_t* idx) {
+  int64_t per_plane = std::max<int64_t>(1, 4 * g.ho * g.wo);
+  parallel_for(g.planes, std::max<int64_t>(1, kElementwiseGrain / per_plane), [&](int64_t s, int64_t e) {
+    for (int64_t p = s; p < e; ++p)
+      for (int64_t i = 0; i < g.ho; ++i) {
+        int64_t top = 2 * i * g.w, out = (p * g.ho + i) * g.wo;
+        const float* xp = x + p * g.h * g.w;
+        for (int64_t j = 0; j < g.wo; ++j) {
+          int64_t cells[4] = {top + 2 * j, top + 2 * j + 1, top + g.w + 2 * j, top + g.w + 2 * j + 1};
+          float bv = xp[cells[0]];
+          int64_t best = cells[0];
+          for (int q = 1; q < 4; ++q) {
+            float v = xp[cells[q]];
+            bool more = v > bv;
+            int64_t take = -static_cast<int64_t>(more);  // all ones when more: GCC keeps masks branch-free
+            bv = more ? v : bv;
+            best = (cells[q] & take) | (best & ~take);
+          }
+          y[out + j] = bv;
+          idx[out + j] = best;
+        }
+      }
+  });
+}
+
 }  // namespace
 
 void max_pool2d_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
@@ -47,6 +79,7 @@ void max_pool2d_forward(const OpAttrs& a, const TensorView* in, TensorView* out)
   const float* x = F(in[0]);
   float* y = F(out[0]);
   int64_t* idx = out[1].as<int64_t>();
+  if (is_2x2_stride2(g)) return max_pool_2x2(g, x, y, idx);
   each_window(g, [&](int64_t p, int64_t o, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
     const float* xp = x + p * g.h * g.w;
     int64_t best = r0 * g.w + c0;

@@ -43,6 +43,9 @@ STRATA_OP_CASES(conv2d) {
 STRATA_OP_CASES(max_pool2d) {
   return {
       {"2x2", {{{2, 3, 4, 6}}}, window(2, 2, 2, 2, 0, 0)},
+      // the 2x2 stride-2 fast path: odd sizes drop the last row and column
+      {"2x2-odd", {{{2, 3, 7, 9}}}, window(2, 2, 2, 2, 0, 0)},
+      {"2x2-large", {{{4, 16, 28, 28}}}, window(2, 2, 2, 2, 0, 0)},
       {"3x3-s2-pad", {{{1, 2, 7, 5}}}, window(3, 3, 2, 2, 1, 1)},
       {"overlap", {{{2, 2, 5, 5}}}, window(3, 3, 1, 1, 0, 0)},
       {"nonsquare", {{{2, 1, 6, 7}}}, window(2, 3, 2, 1, 1, 1)},
