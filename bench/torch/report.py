@@ -33,8 +33,12 @@ def spread(xs):
     return {"median": statistics.median(xs), "min": min(xs), "max": max(xs), "runs": xs}
 
 
+def num(x):
+    return f"{x:.0f}" if x >= 100 else f"{x:.1f}"
+
+
 def fmt(s):
-    return f"{s['median']:.0f} ({s['min']:.0f}-{s['max']:.0f})"
+    return f"{num(s['median'])} ({num(s['min'])}-{num(s['max'])})"
 
 
 loads = {}
@@ -55,7 +59,7 @@ result["machine"] = {"cpu": cpu.group(1).strip() if cpu else platform.processor(
 md = []
 for m in MODELS:
     runs = {"strata": [], "eager": [], "compile": []}
-    flops = None
+    flops = tokens = None
     batch = json.load(open(f"{R}/{m}.config.json"))["data"]["batch_size"] if os.path.exists(f"{R}/{m}.config.json") else None
     for r in range(1, a.rounds + 1):
         f = f"{R}/{m}-strata-{r}.jsonl"
@@ -63,6 +67,7 @@ for m in MODELS:
             rows = [x for x in jsonl(f) if x["kind"] == "train"]
             s = json.load(open(f"{R}/{m}-strata-{r}.summary.json"))
             per_sample_items = s["items_per_second"] / s["samples_per_second"]
+            tokens = round(per_sample_items) if s["item_unit"] == "token" else None
             flops = s["flops_per_item"] * per_sample_items
             runs["strata"].append(rows)
         for side in ("eager", "compile"):
@@ -74,7 +79,7 @@ for m in MODELS:
         continue
     strata = [(rows[-1]["step"] - rows[0]["step"]) * batch / (rows[-1]["timestamp"] - rows[0]["timestamp"])
               for rows in runs["strata"]]
-    row = {"batch": batch, "flops_per_sample": flops, "strata": spread(strata),
+    row = {"batch": batch, "flops_per_sample": flops, "tokens_per_sample": tokens, "strata": spread(strata),
            "load_average": [min(loads.get(m, [0])), max(loads.get(m, [0]))]}
     for side in ("eager", "compile"):
         if runs[side]:
@@ -128,17 +133,26 @@ md += [f"# strata against PyTorch on the CPU ({result['date']})", "",
        f"Machine: {mc['cpu']}, {mc['cores']} cores (shared with other work: load averages beside each row), "
        f"Linux {mc['kernel']}; PyTorch {mc['torch']}; 2 threads each, fp32.", ""]
 if gemm:
-    md += [f"GEMM peak measured in this run (`strata-bench gemm --threads 2`): best fp32 GEMM "
-           f"{gemm['peak_gflops']:.1f} GFLOP/s ({gemm['peak_source']}); the machine's nominal fp32 peak "
-           f"{gemm['nominal_gflops']:.1f} GFLOP/s. MFU below is against the measured GEMM rate.", ""]
+    if gemm["nominal_gflops"]:
+        nominal = f"{gemm['nominal_gflops']:.0f} GFLOP/s (strata-bench's estimate)"
+    else:  # strata-bench estimates AVX-512 parts only; AVX2 + FMA: 2 FMA units x 8 lanes x 2 FLOP per cycle
+        mhz = re.search(r"BogoMIPS:\s*([0-9.]+)", subprocess.run(["lscpu"], capture_output=True, text=True).stdout)
+        ghz = float(mhz.group(1)) / 2000 if mhz else 0
+        gemm["nominal_gflops"] = os.cpu_count() * ghz * 32
+        nominal = (f"{gemm['nominal_gflops']:.0f} GFLOP/s ({os.cpu_count()} cores x {ghz:.2f} GHz (BogoMIPS / 2) "
+                   f"x 2 FMA units x 8 fp32 lanes x 2)")
+    md += [f"Machine limit, measured in this run (`strata-bench gemm --threads 2 --sizes 512,1024,2048`): the "
+           f"fastest fp32 GEMM {gemm['peak_gflops']:.1f} GFLOP/s ({gemm['peak_source']}); nominal fp32 peak "
+           f"{nominal}. MFU below is the model's training FLOP/s over the measured GEMM rate.", ""]
 md += ["## Training throughput (samples/s, median (min-max) of the rounds)", "",
        "| model | batch | strata | PyTorch eager | torch.compile | strata/eager | strata/compile "
-       "| GFLOP/s per sample | MFU strata / eager / compile | load avg |",
+       "| GFLOP per sample | MFU strata / eager / compile | load avg |",
        "|---|---|---|---|---|---|---|---|---|---|"]
 for m, row in result["throughput"].items():
     mfu = " / ".join(f"{row[s]['mfu']:.0%}" if s in row and "mfu" in row[s] else "-"
                      for s in ("strata", "eager", "compile"))
-    md.append(f"| {m} | {row['batch']} | {fmt(row['strata'])} | {fmt(row['eager']) if 'eager' in row else '-'} "
+    name = f"{m} (x{ctx} tokens)" if (ctx := row.get("tokens_per_sample")) else m
+    md.append(f"| {name} | {row['batch']} | {fmt(row['strata'])} | {fmt(row['eager']) if 'eager' in row else '-'} "
               f"| {fmt(row['compile']) if 'compile' in row else '-'} "
               f"| {row.get('ratio_vs_eager', 0):.2f}x | {row.get('ratio_vs_compile', 0):.2f}x "
               f"| {row['flops_per_sample'] / 1e9:.4f} | {mfu} "
