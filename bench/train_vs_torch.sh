@@ -5,6 +5,7 @@
 # bench/results/<date>/train_vs_torch.{md,json} and loss_vs_time.png.
 #   usage: bench/train_vs_torch.sh [--rounds 3] [--models "mlp cnn resnet gpt"]
 #                                  [--phases "throughput gemm profile tta"] [--target 0.91]
+#                                  [--tta-sequential]
 # strata trains through strata-train (its loader, from shards packed here) for a
 # fixed number of steps; PyTorch trains the same model, init, batch, optimizer,
 # schedule and clipping from in-memory tensors (bench/torch/train_peer.py). Both
@@ -14,13 +15,14 @@
 #                       here when torch does not import: CPU wheel index, else PyPI)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROUNDS=3 MODELS="mlp cnn resnet gpt" PHASES="throughput gemm profile tta" TARGET=0.91
+ROUNDS=3 MODELS="mlp cnn resnet gpt" PHASES="throughput gemm profile tta" TARGET=0.91 TTA_SEQUENTIAL=0
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) ROUNDS=$2; shift 2 ;;
     --models) MODELS=$2; shift 2 ;;
     --phases) PHASES=$2; shift 2 ;;
     --target) TARGET=$2; shift 2 ;;
+    --tta-sequential) TTA_SEQUENTIAL=1; shift ;;
     *) echo "train_vs_torch.sh: unknown argument $1 (see the header of $0)" >&2; exit 2 ;;
   esac
 done
@@ -54,7 +56,7 @@ if [[ " $MODELS " == *" gpt "* ]]; then STRATA_PACK=$BIN/strata-pack scripts/cor
 # Per model: config, warm-up steps (= logging interval K), timed intervals n (n x K timed steps).
 declare -A CONFIG=([mlp]=configs/fashion_mnist_mlp.yaml [cnn]=configs/fashion_mnist_cnn.yaml
                    [resnet]=configs/resnet_fashion_mnist.yaml [gpt]=configs/gpt_tiny.yaml)
-declare -A WARM=([mlp]=20 [cnn]=10 [resnet]=3 [gpt]=3)
+declare -A WARM=([mlp]=20 [cnn]=10 [resnet]=2 [gpt]=2)
 declare -A INTERVALS=([mlp]=8 [cnn]=4 [resnet]=4 [gpt]=5)
 overrides() {  # model, steps: the config's recipe cut to a fixed number of steps, nothing but training
   local m=$1 steps=$2 data="data.train_url=file://$W/fm/train"
@@ -66,7 +68,9 @@ overrides() {  # model, steps: the config's recipe cut to a fixed number of step
   [ "$m" = resnet ] || echo "schedule.warmup_steps=2"  # onecycle warms up by pct_start
 }
 resolved_json() {  # config overrides... -> the resolved config as JSON on stdout
-  "$BIN/strata-train" --dry-run --config "$@" | $SYSPY -c 'import json, sys, yaml; print(json.dumps(yaml.safe_load(sys.stdin)))'
+  "$BIN/strata-train" --dry-run --config "$@" >"$W/dry-run.yaml" 2>"$W/dry-run.log" ||
+    { cat "$W/dry-run.log" >&2; exit 1; }
+  $SYSPY -c 'import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))' "$W/dry-run.yaml"
 }
 load() { cut -d' ' -f1 /proc/loadavg; }
 
@@ -119,7 +123,10 @@ fi
 if has tta; then
   # The CNN's whole recipe, evaluated on the test set every epoch; each side stops
   # at the first epoch at or above the target (strata by SIGTERM once its
-  # metrics.jsonl shows it: a graceful stop after the current step).
+  # train.log shows it: a graceful stop after the current step). The two run at
+  # the same time, 2 threads each: on a machine shared with other work they then
+  # see the same contention, which one after the other they would not; on an
+  # idle 2-core machine run them in turn (--tta-sequential).
   m=cnn
   rm -f "$RES"/tta-*
   read -ra ARGS <<<"data.train_url=file://$W/fm/train data.test_url=file://$W/fm/test data.val_url= \
@@ -127,6 +134,13 @@ if has tta; then
     trainer.threads=2 trainer.eval_every_epochs=1"
   resolved_json "${CONFIG[$m]}" "${ARGS[@]}" >"$W/tta.json"
   rm -rf "$W/cache" "$W/run"
+  eager() {
+    echo "eager $(date +%s.%N) $(load)" >>"$RES/tta-launch.txt"
+    "$PY" bench/torch/train_peer.py --config "$W/tta.json" --mode eager --threads 2 \
+      --target-accuracy "$TARGET" --out "$RES/tta-eager.json" >"$W/tta-eager.log" 2>&1
+    echo "eager-end $(date +%s.%N) $(load)" >>"$RES/tta-launch.txt"
+  }
+  [ "$TTA_SEQUENTIAL" = 1 ] || { eager & epid=$!; }
   echo "strata $(date +%s.%N) $(load)" >>"$RES/tta-launch.txt"
   "$BIN/strata-train" --config "${CONFIG[$m]}" "${ARGS[@]}" --run-dir "$W/run" >"$W/run.log" 2>&1 &
   pid=$!
@@ -135,12 +149,10 @@ if has tta; then
     sleep 2
   done
   wait $pid || true
-  cp "$W/run/metrics.jsonl" "$RES/tta-strata.jsonl"
   echo "strata-end $(date +%s.%N) $(load)" >>"$RES/tta-launch.txt"
-  echo "eager $(date +%s.%N) $(load)" >>"$RES/tta-launch.txt"
-  ("$PY" bench/torch/train_peer.py --config "$W/tta.json" --mode eager --threads 2 \
-    --target-accuracy "$TARGET" --out "$RES/tta-eager.json") >&2
-  echo "eager-end $(date +%s.%N) $(load)" >>"$RES/tta-launch.txt"
+  cp "$W/run/metrics.jsonl" "$RES/tta-strata.jsonl"
+  if [ "$TTA_SEQUENTIAL" = 1 ]; then eager; else wait $epid; fi || { cat "$W/tta-eager.log" >&2; exit 1; }
+  log "time to accuracy: strata $(grep -c validation "$W/run/train.log") epochs; eager: $(tail -1 "$W/tta-eager.log")"
 fi
 
 "$PY" -c 'import torch; print(torch.__version__)' >"$RES/torch-version.txt"

@@ -4,6 +4,8 @@ categories a next optimisation would target. A symbol goes to the first
 category whose pattern it matches."""
 import re
 
+MEMORY = "memory (copy, zero, page faults)"
+LOADER = "data loader (and its file I/O in the kernel)"
 # (category, pattern on the symbol name); order matters: the first match wins.
 CATEGORIES = [
     ("GEMM", r"gebp|gemm|general_matrix_matrix|sgemm|dgemm|gemv|GemmParallel|kernel_.*x.*_avx|TRSM"),
@@ -12,9 +14,9 @@ CATEGORIES = [
     ("elementwise (norm, activation, pool, loss)", r"relu|batch_norm|layer_norm|max_pool|avg_pool|pool|dropout|gelu|softmax|cross_entropy|"
                     r"sdpa|attention|embedding|unary|binary|elementwise|broadcast|reduce|add_|mul_|scale|"
                     r"transpose|permute|copy_strided|strided|cast|fill|axpy|exp|tanh|log"),
-    ("memory (copy, zero, page faults)", r"memcpy|memmove|memset|clear_page|copy_page|page_fault|"
+    (MEMORY, r"memcpy|memmove|memset|clear_page|copy_page|page_fault|"
                                          r"do_anonymous_page|rep_movs|_mm_stream"),
-    ("data loader", r"strata::data|decode|Shard|H5|hdf5|inflate|crc32|Stager|Loader|normalize"),
+    (LOADER, r"strata::data|decode|Shard|H5|hdf5|inflate|crc32|Stager|Loader|normalize"),
     ("framework (autograd, alloc, threads)", r"autograd|Autograd|Node|Tensor|Storage|shared_ptr|malloc|free|"
                                              r"operator new|operator delete|allocat|Allocator|gomp|GOMP|omp_|"
                                              r"futex|sched_|pthread|std::|strata::"),
@@ -33,11 +35,16 @@ def short(symbol):
     return "/".join(names)[:60] if names else symbol[:60]
 
 
+# Kernel symbols of file reads and writes: the loader staging shards into its cache.
+KERNEL_FILE_IO = r"copy_folio_from_iter|_copy_to_iter|copy_page_to_iter|filemap|generic_perform_write|ext4|xfs_|vfs_"
+
+
 def classify(symbol, kernel):
     if kernel:
-        for cat, pat in CATEGORIES[:-1]:
-            if cat.startswith("memory") and re.search(pat, symbol):
-                return cat
+        if re.search(KERNEL_FILE_IO, symbol):
+            return LOADER
+        if re.search(dict(CATEGORIES)[MEMORY], symbol):
+            return MEMORY
         return "kernel (OS)"
     for cat, pat in CATEGORIES:
         if re.search(pat, symbol):
