@@ -13,6 +13,7 @@
 #   STRATA_BIN          strata's binaries (default build/bin)
 #   STRATA_BENCH_VENV   the venv with torch (default build/bench-torch-venv; made
 #                       here when torch does not import: CPU wheel index, else PyPI)
+#   STEPS_SCALE         multiplies the warm-up and timed steps (default 1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=3 MODELS="mlp cnn resnet gpt" PHASES="throughput gemm profile tta" TARGET=0.91 TTA_SEQUENTIAL=0
@@ -53,11 +54,14 @@ D=/usr/share/datasets/fashion-mnist
   --out "$W/fm/test" --shard-size 8MiB >/dev/null 2>&1
 if [[ " $MODELS " == *" gpt "* ]]; then STRATA_PACK=$BIN/strata-pack scripts/corpus.sh "$W/corpus" >/dev/null; fi
 
-# Per model: config, warm-up steps (= logging interval K), timed intervals n (n x K timed steps).
+# Per model: config, warm-up steps (= logging interval K), timed intervals n (n x K
+# timed steps). Sized for 2 cores shared with other work (a ResNet or GPT step
+# takes seconds there); STEPS_SCALE=4 times them for a quieter machine.
 declare -A CONFIG=([mlp]=configs/fashion_mnist_mlp.yaml [cnn]=configs/fashion_mnist_cnn.yaml
                    [resnet]=configs/resnet_fashion_mnist.yaml [gpt]=configs/gpt_tiny.yaml)
-declare -A WARM=([mlp]=20 [cnn]=10 [resnet]=2 [gpt]=2)
-declare -A INTERVALS=([mlp]=8 [cnn]=4 [resnet]=4 [gpt]=5)
+S=${STEPS_SCALE:-1}
+declare -A WARM=([mlp]=$((10 * S)) [cnn]=$((5 * S)) [resnet]=$((2 * S)) [gpt]=$((2 * S)))
+declare -A INTERVALS=([mlp]=4 [cnn]=3 [resnet]=2 [gpt]=2)
 overrides() {  # model, steps: the config's recipe cut to a fixed number of steps, nothing but training
   local m=$1 steps=$2 data="data.train_url=file://$W/fm/train"
   [ "$m" = gpt ] && data="data.train_url=file://$W/corpus/kjv/train"

@@ -12,7 +12,7 @@ CATEGORIES = [
     ("convolution", r"conv|im2col|col2im|dnnl|jit_"),
     ("optimizer + clipping", r"sgd_step|adamw_step|sum_of_squares|clip_grad|Optimizer|SGD::|AdamW::|multi_tensor"),
     ("elementwise (norm, activation, pool, loss)", r"relu|batch_norm|layer_norm|max_pool|avg_pool|pool|dropout|gelu|softmax|cross_entropy|"
-                    r"sdpa|attention|embedding|unary|binary|elementwise|broadcast|reduce|add_|mul_|scale|"
+                    r"sdpa|attention|embedding|linear_forward|linear_backward|unary|binary|elementwise|broadcast|reduce|add_|mul_|scale|"
                     r"transpose|permute|copy_strided|strided|cast|fill|axpy|exp|tanh|log"),
     (MEMORY, r"memcpy|memmove|memset|clear_page|copy_page|page_fault|"
                                          r"do_anonymous_page|rep_movs|_mm_stream"),

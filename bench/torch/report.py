@@ -98,7 +98,7 @@ for m in MODELS:
         result["profile"][m] = perf_shares.shares(f)
 
 launch = {}
-if os.path.exists(f"{R}/tta-launch.txt"):
+if all(os.path.exists(f"{R}/{f}") for f in ("tta-launch.txt", "tta-strata.jsonl", "tta-eager.json")):
     for line in open(f"{R}/tta-launch.txt"):
         k, t, load = line.split()
         launch[k] = (float(t), float(load))
@@ -118,10 +118,13 @@ if os.path.exists(f"{R}/tta-launch.txt"):
     tta["eager"] = {"epochs": [[v[1], v[2], v[0] - t0] for v in e["evals"]],
                     "reached_epoch": ehit[1] if ehit else None, "seconds": ehit[0] - t0 if ehit else None,
                     "best": max((v[2] for v in e["evals"]), default=None),
-                    "load_average": [launch["eager"][1], launch["eager-end"][1]],
+                    "load_average": [launch["eager"][1], launch.get("eager-end", (0, float("nan")))[1]],
+                    "finished": "eager-end" in launch,
                     "loss": [[x[0] - t0, x[2]] for x in e["losses"]]}
     if tta["strata"]["seconds"] and tta["eager"]["seconds"]:
         tta["ratio"] = tta["strata"]["seconds"] / tta["eager"]["seconds"]
+    elif tta["strata"]["seconds"] and tta["eager"]["epochs"]:  # PyTorch cut short: its time is at least this
+        tta["ratio_at_most"] = tta["strata"]["seconds"] / tta["eager"]["epochs"][-1][2]
     result["time_to_accuracy"] = tta
 
 os.makedirs(a.out, exist_ok=True)
@@ -181,6 +184,9 @@ if tta:
                   f"| {t['load_average'][0]:.1f}-{t['load_average'][1]:.1f} |")
     if "ratio" in tta:
         md += ["", f"Wall-time ratio strata / PyTorch: {tta['ratio']:.2f}."]
+    elif "ratio_at_most" in tta:
+        md += ["", f"PyTorch's run was cut short before the target: wall-time ratio strata / PyTorch at most "
+               f"{tta['ratio_at_most']:.2f} (its last evaluation's time as a lower bound on its time to target)."]
 open(f"{a.out}/train_vs_torch.md", "w").write("\n".join(md) + "\n")
 
 if tta:

@@ -122,6 +122,7 @@ def main():
             acc, loss = evaluate(run, cfg)
             res["evals"].append([time.time(), epoch + 1, acc, loss])
             print(f"epoch {epoch + 1}: test accuracy {acc:.4f} loss {loss:.4f}", flush=True)
+            json.dump(res, open(a.out, "w"), indent=1)  # so far: a run cut short still tells how far it got
             if acc >= a.target_accuracy:
                 reached = True
                 break
