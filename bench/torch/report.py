@@ -106,8 +106,8 @@ if all(os.path.exists(f"{R}/{f}") for f in ("tta-launch.txt", "tta-strata.jsonl"
     rows = jsonl(f"{R}/tta-strata.jsonl")
     vals = [r for r in rows if r["kind"] == "val"]
     hit = next((v for v in vals if v["accuracy"] >= a.target), None)
-    tta["strata"] = {"epochs": [[v["epoch"], v["accuracy"], v["timestamp"] - launch["strata"][0]] for v in vals],
-                     "reached_epoch": hit["epoch"] if hit else None,
+    tta["strata"] = {"epochs": [[int(v["epoch"]), v["accuracy"], v["timestamp"] - launch["strata"][0]] for v in vals],
+                     "reached_epoch": int(hit["epoch"]) if hit else None,
                      "seconds": hit["timestamp"] - launch["strata"][0] if hit else None,
                      "best": max((v["accuracy"] for v in vals), default=None),
                      "load_average": [launch["strata"][1], launch["strata-end"][1]],
