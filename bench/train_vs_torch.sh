@@ -118,8 +118,8 @@ if has profile; then
     rm -rf "$W/cache" "$W/run"
     perf record -q -g -o "$W/perf-$m.data" -- "$BIN/strata-train" --config "${CONFIG[$m]}" "${ARGS[@]}" \
       --run-dir "$W/run" >/dev/null 2>&1
-    perf report -q --no-children --sort symbol --stdio -g none -i "$W/perf-$m.data" 2>/dev/null \
-      >"$RES/perf-$m.txt"
+    perf report -q --no-children --sort symbol --stdio -g none -i "$W/perf-$m.data" 2>/dev/null |
+      sed -E 's/([[:space:]]+-)*[[:space:]]*$//' >"$RES/perf-$m.txt"  # perf pads each line to 1000 columns
     log "$m profiled ($(wc -l <"$RES/perf-$m.txt") symbols)"
   done
 fi
