@@ -23,10 +23,11 @@ command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] || { echo "[gpu-bu
 
 GEN=(); command -v ninja >/dev/null && GEN=(-G Ninja)
 # Shared strata libraries (one copy of the CUDA kernels, not one per test binary),
-# Eigen as the CPU GEMM and no OpenBLAS peer in the bench (35 MiB of library a GPU
-# check does not use): what keeps the bundle under the 64 MiB a device run carries.
+# Eigen as the CPU GEMM, no OpenBLAS peer in the bench (35 MiB of library a GPU
+# check does not use) and no oneDNN (40 MiB; the CPU convolution is then im2col):
+# what keeps the bundle under the 64 MiB a device run carries.
 cmake -S . -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DSTRATA_CUDA=ON -DSTRATA_NATIVE=OFF \
-  -DCMAKE_CUDA_ARCHITECTURES="${STRATA_GPU_ARCHS:-80;90}" -DSTRATA_SHARED_LIBS=ON -DSTRATA_GEMM=eigen -DSTRATA_BENCH_OPENBLAS=OFF \
+  -DCMAKE_CUDA_ARCHITECTURES="${STRATA_GPU_ARCHS:-80;90}" -DSTRATA_SHARED_LIBS=ON -DSTRATA_GEMM=eigen -DSTRATA_BENCH_OPENBLAS=OFF -DSTRATA_DNNL=OFF \
   ${STRATA_CMAKE_ARGS:-} >/dev/null
 
 # the gpu-labelled tests that run as one process (MPI-launched ones need mpirun)

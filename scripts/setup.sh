@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 # by default, and their CMake files need python3 at configure time.
 PACKAGES=(
   build-essential cmake pkg-config git
-  libeigen3-dev libopenblas-dev libhdf5-dev libcurl4-openssl-dev libssl-dev
+  libeigen3-dev libopenblas-dev libdnnl-dev libhdf5-dev libcurl4-openssl-dev libssl-dev
   libyaml-cpp-dev nlohmann-json3-dev libxxhash-dev libcli11-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev python3
   openmpi-bin libopenmpi-dev

@@ -20,10 +20,11 @@ t0=$(date +%s)
 # stunnel4 + openssl: a TLS endpoint in front of RGW; python3-venv: moto's STS in
 # a venv; strace: the secrets test records every write. libdnnl-dev: the suite
 # builds the CPU conv2d through oneDNN (STRATA_DNNL=AUTO), test_conv_dnnl runs it.
+# python3-yaml: bench_peer_schedule_test reads strata's configs.
 TEST_PACKAGES=(
   ceph-mon ceph-osd radosgw ceph-common curl uuid-runtime procps
   dataset-fashion-mnist bible-kjv hdf5-tools python3-h5py iproute2
-  stunnel4 openssl python3-venv strace libdnnl-dev
+  stunnel4 openssl python3-venv strace libdnnl-dev python3-yaml
 )
 scripts/apt-install.sh test "${TEST_PACKAGES[@]}"
 scripts/setup.sh
