@@ -6,21 +6,13 @@
 
 #include "base/error.h"
 #include "kernels/device_ops_backends.h"
+#include "kernels/view_device.h"
 
 namespace strata::dev {
 namespace {
 
 Device device_of(const char* op, std::initializer_list<const TensorView*> views) {
-  const TensorView* first = nullptr;
-  for (const TensorView* v : views) {
-    if (!v || !v->defined()) continue;
-    if (!first)
-      first = v;
-    else if (v->device != first->device)
-      throw Error(std::string("device op ") + op + ": views on " + device_name(first->device) + " and " +
-                  device_name(v->device));
-  }
-  return first ? first->device : Device::cpu;
+  return common_device((std::string("device op ") + op).c_str(), views);
 }
 
 Device device_of_lists(const char* op, std::initializer_list<std::pair<const TensorView*, size_t>> lists,

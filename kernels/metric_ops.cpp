@@ -5,22 +5,10 @@
 #include <string>
 
 #include "base/error.h"
+#include "kernels/view_device.h"
 
 namespace strata::dev {
 namespace {
-
-Device common_device(const char* op, std::initializer_list<const TensorView*> views) {
-  const TensorView* first = nullptr;
-  for (const TensorView* v : views) {
-    if (!v->defined()) continue;
-    if (!first)
-      first = v;
-    else if (v->device != first->device)
-      throw Error(std::string("metric op ") + op + ": views on " + device_name(first->device) + " and " +
-                  device_name(v->device));
-  }
-  return first ? first->device : Device::cpu;
-}
 
 void require_f64_scalar(const TensorView& acc, const char* op, const char* what) {
   if (acc.dtype != DType::f64 || acc.numel() != 1)
@@ -33,7 +21,8 @@ void require_f64_scalar(const TensorView& acc, const char* op, const char* what)
 void add_scaled(const TensorView& x, double alpha, const TensorView& acc) {
   require_f64_scalar(acc, "add_scaled", "acc");
   if (x.numel() != 1) throw Error("metric op add_scaled: x must be one element, got " + shape_str(x.shape));
-  if (common_device("add_scaled", {&x, &acc}) == Device::cpu) return cpu_metric::add_scaled(x, alpha, acc);
+  if (common_device("metric op add_scaled", {&x, &acc}) == Device::cpu)
+    return cpu_metric::add_scaled(x, alpha, acc);
   cuda_metric::add_scaled(x, alpha, acc);
 }
 
@@ -45,7 +34,7 @@ void count_hits(const TensorView& logits, const TensorView& labels, const Tensor
     throw Error("metric op count_hits: expected (B, C) logits and B i64 labels, got logits " +
                 shape_str(logits.shape) + " and labels " + dtype_name(labels.dtype) +
                 shape_str(labels.shape));
-  if (common_device("count_hits", {&logits, &labels, &top1, &top5}) == Device::cpu)
+  if (common_device("metric op count_hits", {&logits, &labels, &top1, &top5}) == Device::cpu)
     return cpu_metric::count_hits(logits, labels, top1, top5);
   cuda_metric::count_hits(logits, labels, top1, top5);
 }
