@@ -15,8 +15,7 @@ std::string compare_maps(const char* what, const std::map<std::string, Tensor>& 
   for (auto& [name, ta] : a) {
     const Tensor ha = ta.to(Device::cpu).contiguous(), hb = b.at(name).to(Device::cpu).contiguous();
     const std::string where = std::string(what) + " tensor " + name + ": ";
-    if (ha.dtype() != hb.dtype() || ha.shape() != hb.shape())
-      return where + ha.str() + " vs " + hb.str();
+    if (ha.dtype() != hb.dtype() || ha.shape() != hb.shape()) return where + ha.str() + " vs " + hb.str();
     const size_t bytes = static_cast<size_t>(ha.numel()) * dtype_size(ha.dtype());
     const auto* pa = static_cast<const unsigned char*>(ha.raw_data());
     const auto* pb = static_cast<const unsigned char*>(hb.raw_data());

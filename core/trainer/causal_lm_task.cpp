@@ -6,8 +6,8 @@
 #include "base/error.h"
 #include "core/autograd.h"
 #include "core/ops.h"
-#include "kernels/trace_range.h"
 #include "kernels/device_ops.h"
+#include "kernels/trace_range.h"
 
 namespace strata {
 namespace {

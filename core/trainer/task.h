@@ -14,8 +14,8 @@
 #include "core/batch_source.h"
 #include "core/module.h"
 #include "core/precision.h"
-#include "core/trainer/task_sums.h"
 #include "core/trainer/fed_batch.h"
+#include "core/trainer/task_sums.h"
 
 namespace strata {
 
