@@ -1,6 +1,7 @@
 #include "core/trainer/device_feeder.h"
 
 #include "base/error.h"
+#include "kernels/trace_range.h"
 
 namespace strata {
 
@@ -61,6 +62,7 @@ bool DeviceFeeder::fetch(int s) {
   // the memory's previous owner) is queued: the copy waits for it, the host does not.
   engine_.record_after_compute(*slot.computed);
   engine_.copies_wait(*slot.computed);
+  TraceRange h2d("h2d");  // where a GPU batch's copy is queued (the tasks' .to() is then a no-op)
   for (size_t f = 0; f < slot.host.fields.size(); ++f) {
     const HostArray& a = slot.host.fields[f];
     engine_.copy_to_device(a.bytes.data(), slot.device[f].device_data(), a.bytes.size());
