@@ -10,13 +10,15 @@ cd "$(dirname "$0")/.."
 
 # What building and running strata needs (the test suite's extras: scripts/test.sh;
 # the demo's: scripts/demo.sh). libgtest, libgmock and python3: the tests are built
-# by default, and their CMake files need python3 at configure time.
+# by default, and their CMake files need python3 at configure time. ccache: every
+# build directory compiles through it (cmake/StrataCcache.cmake).
 PACKAGES=(
   build-essential cmake pkg-config git
   libeigen3-dev libopenblas-dev libdnnl-dev libhdf5-dev libcurl4-openssl-dev libssl-dev
   libyaml-cpp-dev nlohmann-json3-dev libxxhash-dev libcli11-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev python3
   openmpi-bin libopenmpi-dev
+  ccache
 )
 scripts/apt-install.sh setup "${PACKAGES[@]}"
 
