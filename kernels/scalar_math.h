@@ -28,17 +28,74 @@ STRATA_HD inline T sigmoid(T x) {
   return T(1) / (T(1) + std::exp(-x));
 }
 
+// e^y for y in [-87, 88]: y = n ln2 + r with |r| <= ln2/2, e^r by its Taylor
+// polynomial of degree 6 (truncation below 1.3e-7 relative), 2^n written into
+// the exponent bits. Plain arithmetic with no call and no branch, so a loop
+// over it vectorises; glibc's expf, expm1f and tanhf are scalar calls, and in
+// GELU they were 27% of the tiny GPT's CPU step (bench/results/2026-12-01).
+STRATA_HD inline float exp_poly(float y) {
+  const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
+  const float round_magic = 12582912.0f;  // 1.5 * 2^23: adding and subtracting it rounds to an integer
+  float n = y * log2e + round_magic;
+  n = n - round_magic;
+  float r = y - n * ln2_hi;
+  r = r - n * ln2_lo;  // ln2 in two parts, so that r keeps its low bits
+  float p = 1.0f / 720.0f;
+  p = p * r + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(n) + 127) * (1 << 23);
+#if defined(__CUDA_ARCH__)
+  return p * __int_as_float(bits);
+#else
+  float scale;
+  __builtin_memcpy(&scale, &bits, sizeof scale);
+  return p * scale;
+#endif
+}
+
+// min(a, cap) for a >= 0 (or NaN, which gives cap), compared as integers:
+// non-negative floats order as their bit patterns do. A float compare-and-select
+// is left a branch by GCC under the default -ftrapping-math, which stops the
+// loop around it from vectorising.
+STRATA_HD inline float cap_nonnegative(float a, float cap) {
+#if defined(__CUDA_ARCH__)
+  return fminf(a, cap);
+#else
+  int32_t ai, ci;
+  __builtin_memcpy(&ai, &a, sizeof ai);
+  __builtin_memcpy(&ci, &cap, sizeof ci);
+  ai = ai < ci ? ai : ci;
+  __builtin_memcpy(&a, &ai, sizeof a);
+  return a;
+#endif
+}
+
+// tanh(u) = sign(u) (1 - 2 / (e^{2|u|} + 1)), from exp_poly, with |u| capped at
+// 10 (where tanh rounds to exactly 1 in float). Its error is absolute, about
+// 1e-7: near 0 the subtraction loses the relative precision that std::tanh
+// keeps, so it serves GELU, where tanh is added to 1, and not the tanh op itself.
+STRATA_HD inline float tanh_poly(float u) {
+  const float a = cap_nonnegative(std::fabs(u), 10.0f);
+  const float t = 1.0f - 2.0f / (exp_poly(2.0f * a) + 1.0f);
+  return std::copysign(t, u);  // not `u < 0 ? -t : t`: GCC leaves that a branch
+}
+STRATA_HD inline double tanh_poly(double u) { return std::tanh(u); }
+
 // GELU, tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 template <typename T>
 STRATA_HD inline T gelu(T x) {
   const T k = T(0.7978845608028654), c = T(0.044715);
-  return T(0.5) * x * (T(1) + std::tanh(k * (x + c * x * x * x)));
+  return T(0.5) * x * (T(1) + tanh_poly(k * (x + c * x * x * x)));
 }
 template <typename T>
 STRATA_HD inline T gelu_grad(T x) {
   const T k = T(0.7978845608028654), c = T(0.044715);
   T u = k * (x + c * x * x * x);
-  T t = std::tanh(u);
+  T t = tanh_poly(u);
   return T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * k * (T(1) + T(3) * c * x * x);
 }
 
@@ -131,14 +188,17 @@ STRATA_HD inline float uniform01(uint64_t seed, uint64_t index) {
 STRATA_HD inline void adamw_update(float& w, float g, float& m, float& v, float decay, float beta2,
                                    float one_minus_beta1, float one_minus_beta2, float eps, float step_size,
                                    float bc2_sqrt) {
-  w *= decay;
   // m.lerp_(g, 1 - beta1) (two-sided, as torch's lerp), v.mul_(beta2).addcmul_(g, g, 1 - beta2);
   // explicit fmas as in torch's vectorised CPU kernels (see sgd_update)
   m = one_minus_beta1 < 0.5f ? std::fma(one_minus_beta1, g - m, m)
                              : std::fma(m - g, 1.0f - one_minus_beta1, g);
   v = std::fma(one_minus_beta2 * g, g, v * beta2);
   float denom = std::sqrt(v) / bc2_sqrt + eps;
-  w += -step_size * m / denom;
+  // w * decay - step_size * m / denom in one rounding, written as the fma it is:
+  // as `w *= decay; w += ...`, GCC contracted the pair in its vectorised loop and
+  // not in scalar code (and nvcc contracts by default), so the bits of a step
+  // depended on how the loop was compiled.
+  w = std::fma(w, decay, -step_size * m / denom);
 }
 
 // SGD with momentum, PyTorch semantics and rounding: g += wd*w; buf = g on the first

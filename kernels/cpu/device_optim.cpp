@@ -44,6 +44,18 @@ void for_each_grad(const TensorView& g, float grad_scale, int64_t s, int64_t e, 
   }
 }
 
+// AdamW over f32 gradients on pointers declared unaliased, so that GCC
+// vectorises it: through for_each_grad's closure the loop stayed scalar (18% of
+// the MLP's CPU step in bench/results/2026-12-01). A vector lane rounds each
+// IEEE operation as scalar code does, and g * 1 is g, so the bits are the same.
+void adamw_f32(float* __restrict w, const float* __restrict g, float* __restrict m, float* __restrict v,
+               int64_t n, float grad_scale, const dev::AdamWStep& step) {
+  const dev::AdamWStep s = step;  // a local copy: its fields stay in registers
+  for (int64_t i = 0; i < n; ++i)
+    math::adamw_update(w[i], g[i] * grad_scale, m[i], v[i], s.decay, s.beta2, s.one_minus_beta1,
+                       s.one_minus_beta2, s.eps, s.step_size, s.bc2_sqrt);
+}
+
 }  // namespace
 
 void sgd_step(const TensorView* w, const TensorView* g, const TensorView* buf, size_t n,
@@ -77,6 +89,8 @@ void adamw_step(const TensorView* w, const TensorView* g, const TensorView* m, c
     float* pm = m[t].as<float>();
     float* pv = v[t].as<float>();
     parallel_for(w[t].numel(), kGrain, [&](int64_t b, int64_t e) {
+      if (g[t].dtype == DType::f32)
+        return adamw_f32(pw + b, g[t].as<float>() + b, pm + b, pv + b, e - b, grad_scale, s);
       for_each_grad(g[t], grad_scale, b, e, [&](int64_t i, float gi) {
         math::adamw_update(pw[i], gi, pm[i], pv[i], s.decay, s.beta2, s.one_minus_beta1, s.one_minus_beta2,
                            s.eps, s.step_size, s.bc2_sqrt);

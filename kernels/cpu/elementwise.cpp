@@ -105,13 +105,19 @@ void binary_backward(const TensorView* in, const TensorView& g, TensorView* gin,
 
 // Fn is a closure, never a function pointer: a pointer is called per element
 // (measured: ReLU forward and backward were 16% of the CNN's CPU step that way).
+// y = f(x), on pointers declared unaliased so that GCC may vectorise it; x == y
+// (in place) stays correct, as each element is read before its own index is written.
+template <typename Fn>
+void apply_unary(const float* __restrict x, float* __restrict y, int64_t n, Fn f) {
+  for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+}
+
 template <typename Fn>
 void unary_forward(const TensorView* in, TensorView* out, Fn f) {
   const float* x = F(in[0]);
   float* y = F(out[0]);
-  parallel_for(out[0].numel(), kElementwiseGrain, [&](int64_t s, int64_t e) {
-    for (int64_t i = s; i < e; ++i) y[i] = f(x[i]);
-  });
+  parallel_for(out[0].numel(), kElementwiseGrain,
+               [&](int64_t s, int64_t e) { apply_unary(x + s, y + s, e - s, f); });
 }
 
 // gi = go * df(x), on unaliased pointers so that GCC may vectorise it.
