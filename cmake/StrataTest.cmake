@@ -40,6 +40,9 @@ function(strata_add_test name)
   endforeach()
 endfunction()
 
+# The counts the reliability and fuzz tests record (tests/reliability/figures_lib.sh).
+set(STRATA_RELIABILITY_FIGURES ${PROJECT_BINARY_DIR}/reliability-figures.tsv)
+
 # The test object store (Ceph RGW via scripts/rgw.sh); tests that need it say
 # FIXTURES_REQUIRED rgw and read STRATA_TEST_S3_* from their environment.
 set(STRATA_TEST_RGW_PORT 17480 CACHE STRING "Port of the test RGW")

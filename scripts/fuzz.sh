@@ -24,5 +24,10 @@ for t in "${TARGETS[@]}"; do
   ASAN_OPTIONS=detect_leaks=0 ./fuzz_$t -max_total_time="$SECONDS_PER" -rss_limit_mb=4096 -print_final_stats=1 \
     "work-$t" "../../tests/fuzz/corpus/$t" 2>"$t.log" || { status=1; echo "[fuzz] $t: FINDING, see build-fuzz/fuzz/$t.log"; }
   grep -E "^stat::(number_of_executed_units|new_units_added)" "$t.log" | tr '\n' ' '; echo
+  # the suite's figures (tests/reliability/figures_lib.sh's format), when scripts/test.sh asks
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$t.log")
+  if [ -n "${STRATA_RELIABILITY_FIGURES:-}" ] && [ -n "$runs" ] && [ $status -eq 0 ]; then
+    printf 'fuzz_runs\tfuzz_%s (libFuzzer)\tcoverage-guided executions in %s s\t%s\n' "$t" "$SECONDS_PER" "$runs" >>"$STRATA_RELIABILITY_FIGURES"
+  fi
 done
 exit $status

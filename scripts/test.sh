@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, builds, runs the whole
 # suite through CTest (unit, integration, mpi; gpu tests say SKIPPED without a
-# device), then the unit tests again under AddressSanitizer + UBSan, then (with
-# nvcc) builds the GPU bundle and runs gpu-check.sh from it, then the embedding
-# example against the installed package. Exits non-zero on any failure.
-#   STRATA_TEST_SKIP_SANITIZE=1   skip the sanitizer pass (local iterations)
+# device), then the unit tests again under AddressSanitizer + UBSan and the
+# loader's, cache's and communicator's tests (label tsan) under ThreadSanitizer,
+# then (with nvcc) builds the GPU bundle and runs gpu-check.sh from it, then the
+# embedding example against the installed package. Exits non-zero on any failure.
+# Every build compiles through ccache (cmake/StrataCcache.cmake), so a run after
+# a build of the same sources, in any checkout, mostly looks objects up.
+#   STRATA_TEST_SKIP_SANITIZE=1   skip the sanitizer passes (local iterations)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 JOBS=$(nproc)
 t0=$(date +%s)
+stage() { echo "[test] $* ($(( $(date +%s) - t0 )) s since the start)"; }
 
 # What the test suite needs beyond building and running strata (scripts/setup.sh):
 # the test object store (Ceph RGW, scripts/rgw.sh, with curl and uuidgen), the
@@ -20,37 +24,56 @@ t0=$(date +%s)
 # stunnel4 + openssl: a TLS endpoint in front of RGW; python3-venv: moto's STS in
 # a venv; strace: the secrets test records every write. libdnnl-dev: the suite
 # builds the CPU conv2d through oneDNN (STRATA_DNNL=AUTO), test_conv_dnnl runs it.
-# python3-yaml: bench_peer_schedule_test reads strata's configs.
+# python3-yaml: bench_peer_schedule_test reads strata's configs. clang,
+# libclang-rt-dev (libFuzzer) and ninja-build: scripts/fuzz.sh.
 TEST_PACKAGES=(
   ceph-mon ceph-osd radosgw ceph-common curl uuid-runtime procps
   dataset-fashion-mnist bible-kjv hdf5-tools python3-h5py iproute2
   stunnel4 openssl python3-venv strace libdnnl-dev python3-yaml
+  clang libclang-rt-dev ninja-build
 )
 scripts/apt-install.sh test "${TEST_PACKAGES[@]}"
 scripts/setup.sh
 
-echo "[test] full suite (build/)"
+stage "full suite (build/)"
+# the reliability and fuzz tests' counts, for the table in docs/reliability.md
+FIGURES=$PWD/build/reliability-figures.tsv
+rm -f "$FIGURES"
 ctest --test-dir build --output-on-failure --timeout 900
 
 if [ "${STRATA_TEST_SKIP_SANITIZE:-0}" != 1 ]; then
-  echo "[test] unit tests under address,undefined sanitizers (build-sanitize/)"
+  stage "unit tests under address,undefined sanitizers (build-sanitize/)"
   cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_CUDA=OFF \
     -DSTRATA_SANITIZE=address,undefined >/dev/null
-  cmake --build build-sanitize -j "$JOBS"
+  # only what the unit tests run (their executables and the apps they start): the
+  # integration and MPI test binaries and strata-bench are not compiled twice
+  mapfile -t SAN_TARGETS < <(scripts/test-targets.sh build-sanitize unit --apps)
+  cmake --build build-sanitize -j "$JOBS" --target "${SAN_TARGETS[@]}"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     LSAN_OPTIONS=suppressions="$PWD/tests/lsan.supp" \
     ctest --test-dir build-sanitize -L unit --output-on-failure --timeout 1800
+
+  stage "the loader's, cache's and communicator's tests under ThreadSanitizer (build-tsan/)"
+  cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_CUDA=OFF -DSTRATA_SANITIZE=thread >/dev/null
+  mapfile -t TSAN_TARGETS < <(scripts/test-targets.sh build-tsan tsan)
+  cmake --build build-tsan -j "$JOBS" --target "${TSAN_TARGETS[@]}" strata-proxy
+  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp" \
+    ctest --test-dir build-tsan -L tsan --output-on-failure --timeout 1800
 fi
 
+stage "coverage-guided fuzzing of the parsers (scripts/fuzz.sh, 20 s a target, build-fuzz/)"
+STRATA_RELIABILITY_FIGURES=$FIGURES scripts/fuzz.sh 20
+python3 tests/reliability/write_figures.py "$FIGURES" docs/reliability.md
+
 if [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc >/dev/null; then
-  echo "[test] GPU bundle: scripts/gpu-bundle.sh, then gpu-check.sh from it (every GPU step SKIPPED without a device)"
+  stage "GPU bundle: scripts/gpu-bundle.sh, then gpu-check.sh from it (every GPU step SKIPPED without a device)"
   # sm_90 only here (the suite's own build already compiles sm_80 and sm_90): this
   # step proves the bundle builds and its check runs, in half the compile time
   STRATA_GPU_ARCHS=90 STRATA_GPU_BUILD_DIR=build-gpu STRATA_GPU_BUNDLE_DIR=build-gpu/bundle scripts/gpu-bundle.sh
   build-gpu/bundle/gpu-check.sh --expect-skip
 fi
 
-echo "[test] embedding example against the installed package"
+stage "embedding example against the installed package"
 scripts/embed-check.sh
 
 echo "[test] all passed in $(( $(date +%s) - t0 )) s"

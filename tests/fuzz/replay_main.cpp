@@ -5,6 +5,7 @@
 //   usage: fuzz_X CORPUS_DIR [mutations=200] [seed=1]
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -72,6 +73,16 @@ Bytes mutate(const Bytes& in, const Bytes& other, std::mt19937_64& rng) {
   return b;
 }
 
+// One line for docs/reliability.md's figures (tests/reliability/figures_lib.sh
+// writes the same format), when the suite asks for them.
+void record_figure(const std::string& target, long runs) {
+  const char* path = std::getenv("STRATA_RELIABILITY_FIGURES");
+  if (path == nullptr || *path == '\0') return;
+  std::ofstream(path, std::ios::app) << "fuzz_runs\t" << target
+                                     << "_replay\tcorpus inputs and seeded mutations parsed\t" << runs
+                                     << "\n";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -104,5 +115,6 @@ int main(int argc, char** argv) {
     for (int m = 0; m < mutations; ++m) run(mutate(corpus[i], corpus[rng() % corpus.size()], rng));
   std::filesystem::remove(std::string("fuzz-finding-") + target);
   std::printf("%s: %zu corpus inputs and %ld runs, no finding\n", target.c_str(), corpus.size(), runs);
+  record_figure(target, runs);
   return 0;
 }

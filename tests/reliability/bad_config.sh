@@ -67,3 +67,4 @@ expect_refused "$W/missing.yaml" --config "$W/missing.yaml"
 expect_refused "$W" --config "$W"
 
 echo "bad_config: $checked bad configs refused with one error naming the key or file, no run directory"
+figure bad_inputs "malformed configs and overrides refused before the run directory exists" "$checked"

@@ -35,4 +35,5 @@ for spec in checkpoint.image_built:20 checkpoint.partial_write:20 atomic.before_
   left=$(ls "$R/checkpoints" | grep -c '\.tmp\.' || true)
   echo "$point: killed while writing step 30; $n checkpoints, all load, newest $newest; $temps temporary left by the kill, $left after the resume; resumed from $from; $final byte-identical"
 done
+figure kills "SIGKILL at each stage of a checkpoint write, the previous checkpoint loadable, resumed byte-identical" 6
 echo "checkpoint_faults: ok"

@@ -57,3 +57,4 @@ for t in $(seq "$TRIALS"); do
   rm -rf "$R"
 done
 echo "crash_resume: $passed/$TRIALS trials resumed to byte-identical weights"
+figure kills "two-rank jobs killed with SIGKILL (one rank or both) at a random step, resumed with resume=auto to byte-identical weights" "$passed"

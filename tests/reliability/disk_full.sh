@@ -6,6 +6,7 @@
 # strata-pack's output. Each is a small tmpfs, which needs root to mount.
 #   usage: disk_full.sh BIN_DIR SOURCE_DIR
 set -euo pipefail
+source "$(dirname "$0")/figures_lib.sh"
 BIN=$1
 SRC=$2
 W=$(mktemp -d /tmp/strata-disk-full.XXXXXX)
@@ -80,4 +81,5 @@ expect_clean_exit $rc "$W/pack.log" "strata-pack on a full disk"
 [ ! -e "$W/pack-disk/data/manifest.json" ] || fail "strata-pack wrote a manifest for a dataset it could not finish"
 ls "$W/pack-disk/data" | grep -q '\.tmp\.' && fail "strata-pack left a temporary: $(ls "$W/pack-disk/data")"
 echo "pack output full: $(grep -o 'no space left on device.*' "$W/pack.log" | head -1)"
+figure faults "full disks (run directory, shard cache, strata-pack output): a clear error, nothing partial" 3
 echo "PASS: 3 full disks, 3 clear errors, nothing partial left"

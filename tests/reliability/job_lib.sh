@@ -3,6 +3,7 @@
 #   needs BIN, SRC, W set by the caller
 D=/usr/share/datasets/fashion-mnist
 fail() { echo "FAIL: $*"; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/figures_lib.sh"
 
 pack_data() {
   "$BIN/strata-pack" idx --images $D/t10k-images-idx3-ubyte.gz --labels $D/t10k-labels-idx1-ubyte.gz \

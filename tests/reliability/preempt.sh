@@ -55,4 +55,5 @@ preempt() {  # preempt NAME TARGET(wrapper|mpirun) EXPECTED_SIGNAL
 
 preempt launcher wrapper 10
 preempt mpirun mpirun 15
+figure kills "two-rank jobs preempted with SIGTERM (to the launcher, to mpirun), one consistent checkpoint, resumed byte-identical" 2
 echo "preempt: ok"

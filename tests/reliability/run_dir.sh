@@ -7,6 +7,7 @@
 # names the checkpoint, the tensor and the config key, in train.log too.
 #   usage: run_dir.sh BIN_DIR SOURCE_DIR
 set -euo pipefail
+source "$(dirname "$0")/figures_lib.sh"
 BIN=$1
 SRC=$2
 W=$(mktemp -d /tmp/strata-run-dir.XXXXXX)
@@ -88,4 +89,6 @@ for part in "checkpoint '$W/run/checkpoints/step-" "does not fit this model" "pa
 done
 grep -qF "error: checkpoint '$W/run/checkpoints/step-" "$W/run/train.log" || fail "the error is not in train.log"
 echo "other model refused: $(grep -o "error: .*" "$W/d.log")"
+figure kills "a run killed with SIGKILL, its run-directory lock taken over by the next run" 1
+figure bad_inputs "a second run on a locked run directory, a config error, a checkpoint of another model" 3
 echo "PASS: run directory owned, refused, recovered; errors named and logged"

@@ -97,4 +97,8 @@ saved=$(echo "$msg" | grep -o 'checkpoint of step [0-9]* saved' | grep -o '[0-9]
 final=$(same_final_weights "$W/clean" "$W/budget") || fail "the resumed run differs from the clean run"
 echo "outage past the budget: ${msg:0:220}"
 echo "resumed from step $saved once the gateway was back: $final byte-identical"
+others=$(grep -o '[0-9]* truncated, [0-9]* stalled), [0-9]* failed (injected), [0-9]* dropped' "$W/proxy.err" | tail -1 |
+  grep -o "[0-9]*" | paste -sd+)  # truncated + stalled + injected statuses + dropped connections
+figure faults "object-store faults injected by strata-proxy (5xx, resets, stalls, truncated bodies), run byte-identical" "$((others))"
+figure faults "RGW stopped mid-epoch (3 s; then past the retry budget, resumed)" 2
 echo "store_faults: ok"
