@@ -23,7 +23,7 @@ PROXY_PID=
 JOBS=()  # every strata-train this script started, killed if still running at exit
 cleanup() {
   for p in "${JOBS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  [ -n "$PROXY_PID" ] && kill "$PROXY_PID" 2>/dev/null
+  if [ -n "$PROXY_PID" ]; then kill "$PROXY_PID" 2>/dev/null || true; fi  # may have exited: rm must still run
   rm -rf "$W"
 }
 trap cleanup EXIT
