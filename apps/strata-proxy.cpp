@@ -41,11 +41,24 @@ struct Config {
   double stream_mbps = 0;  // 0: unpaced
   int fault_every = 0, stall_ms = 60000;
   std::vector<std::string> faults{"503"};  // a status, "reset", "stall" or "truncate"
+  std::string log_path;                    // --log: one line per request received
 };
 
 Config cfg;
 std::atomic<int> request_count{0}, failed{0}, dropped{0}, truncated{0}, stalled{0}, forwarded{0};
 std::atomic<bool> stopping{false};
+std::FILE* request_log = nullptr;
+std::mutex request_log_mu;
+
+// "N METHOD TARGET": tests count the GETs of each object from it while the
+// proxy runs, so each line is flushed as it is written.
+void log_request(int n, const std::string& head) {
+  if (!request_log) return;
+  const std::string line = head.substr(0, head.find("\r\n"));
+  std::lock_guard<std::mutex> lock(request_log_mu);
+  std::fprintf(request_log, "%d %s\n", n, line.c_str());
+  std::fflush(request_log);
+}
 
 void on_signal(int) { stopping = true; }
 
@@ -115,6 +128,7 @@ class Connection {
         body = std::strtoull(h.c_str() + p + 17, nullptr, 10);
       const bool expect = h.find("\r\nexpect: 100-continue") != std::string::npos;
       const int total = ++request_count;
+      log_request(total, head);
       const int n = total - cfg.pass_first;  // <= 0: passed untouched
       // the rotation of --faults on every --fault-every-th request
       const std::string fault =
@@ -316,12 +330,20 @@ int parse_args(int argc, char** argv) {
       })
       ->capture_default_str();
   app.add_option("--stall-ms", cfg.stall_ms, "How long a stalled response is held")->capture_default_str();
+  app.add_option("--log", cfg.log_path,
+                 "Append one line per request received, faulted or not: its number and its request line "
+                 "(METHOD TARGET HTTP/1.1)")
+      ->option_text("FILE");
   if (int rc = strata::cli::parse(app, argc, argv); rc >= 0) return rc == 0 ? -1 : rc;
   for (auto [opt, text, host, port] : {std::tuple{"--listen", &listen, &cfg.listen_host, &cfg.listen_port},
                                        std::tuple{"--target", &target, &cfg.target_host, &cfg.target_port}})
     if (!parse_hostport(*text, *host, *port))
       return std::fprintf(stderr, "strata-proxy: %s needs HOST:PORT, got '%s'\n", opt, text->c_str()), 2;
   if (cfg.target_port == 0) return std::fprintf(stderr, "strata-proxy: --target needs a port > 0\n"), 2;
+  if (!cfg.log_path.empty() && !(request_log = std::fopen(cfg.log_path.c_str(), "a")))
+    return std::fprintf(stderr, "strata-proxy: cannot open --log file '%s': %s\n", cfg.log_path.c_str(),
+                        std::strerror(errno)),
+           2;
   return 0;
 }
 

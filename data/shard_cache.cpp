@@ -189,6 +189,11 @@ void ShardCache::empty_directory() {
 }
 
 int64_t ShardCache::scan_usage() {
+  // A download killed mid-way leaves its partial file in .tmp/. Only the first
+  // process of a job swept those, so a cache that jobs keep using (never
+  // without a user) kept every killed download's bytes, uncounted by the
+  // capacity. Each scan (before every download) removes the dead ones.
+  sweep_dead_temporaries(opts_.dir / ".tmp", /*only_temporaries=*/false);
   int64_t used = 0;
   std::error_code ec;
   for (auto& e : fs::directory_iterator(opts_.dir / "shards", ec))

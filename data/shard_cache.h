@@ -4,16 +4,19 @@
 // Layout of <dir>:
 //   manifest.json            the dataset manifest, fetched once per node
 //   shards/<name>            verified shards (only ever created by rename)
-//   .tmp/<name>.<pid>.<n>    downloads in progress (pid: who downloads)
-//   .reserve/<name>.<pid>.<n> sparse files whose size is bytes reserved for a download
-//   .locks/<name>.lock       per shard: SH = in use (pinned), EX = downloading/evicting
+//   .tmp/<name>.tmp.<host>.<pid>.<n>  downloads in progress (pid: who downloads)
+//   .reserve/<name>.tmp.<host>.<pid>.<n> sparse files whose size is bytes reserved for a download
+//   .locks/<name>.lock       per shard: SH = in use (pinned), EX = evicting/re-verifying
+//   .locks/<name>.download   per shard: EX while one process downloads it
 //   .locks/cache.lock        accounting + eviction (usage = shards/ + .reserve/)
 //   .locks/users.lock        SH while a ShardCache is open on the directory
 //   .locks/maintenance.lock  serialises start-of-job and end-of-job work
-// The first process of a job (users.lock free) removes temp/reserve files of dead
-// pids, refreshes the manifest, and under `persistent` re-verifies cached shards;
-// the last one out under `job` empties the directory (and the first one of a
-// `job` cache removes shards a crashed job left behind).
+// Temp/reserve files of dead pids are removed by every accounting scan, so
+// processes still using the cache clean up after a killed one. The first
+// process of a job (users.lock free) removes them too, refreshes the manifest,
+// and under `persistent` re-verifies cached shards; the last one out under
+// `job` empties the directory (and the first one of a `job` cache removes
+// shards a crashed job left behind).
 #pragma once
 #include <atomic>
 #include <cstdint>

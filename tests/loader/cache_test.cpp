@@ -155,6 +155,47 @@ TEST(ShardCache, KillMidDownloadLeavesNoShardAndTheNextRunRecovers) {
   EXPECT_EQ(cache.usage_bytes(), m.shards[0].bytes);
 }
 
+// The same kill while another process has the cache open: that process is not
+// the first of a job, so no start-of-job sweep runs. It must take the shard
+// over and remove the dead download's partial file itself; a cache that is
+// never without a user (jobs sharing a persistent cache) would keep every
+// killed download's partial file, uncounted by the capacity, forever.
+TEST(ShardCache, KillMidDownloadIsRecoveredByAProcessAlreadyUsingTheCache) {
+  auto root = scratch_dir("killshared");
+  Manifest m = make_dataset(root / "ds", 2, 400);
+  int sync[2];
+  ASSERT_EQ(::pipe(sync), 0);
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::close(sync[0]);
+    HookedSource src(root / "ds");
+    src.during_download = [&](const std::string&, const fs::path&) {
+      char c = 1;
+      (void)!::write(sync[1], &c, 1);
+      for (;;) ::pause();
+    };
+    ShardCache cache(src, cache_opts(root / "cache", 1 << 30, CacheLifetime::kPersistent));
+    cache.acquire(m.shards[0]);
+    ::_exit(0);
+  }
+  ::close(sync[1]);
+  char c;
+  ASSERT_EQ(::read(sync[0], &c, 1), 1) << "the child never started its download";
+  HookedSource src(root / "ds");
+  ShardCache cache(src, cache_opts(root / "cache", 1 << 30, CacheLifetime::kPersistent));
+  ASSERT_EQ(count_files(root / "cache" / ".tmp"), 1) << "joined a job in progress: its download is untouched";
+  ::kill(child, SIGKILL);
+  int st = 0;
+  ::waitpid(child, &st, 0);
+  ASSERT_TRUE(WIFSIGNALED(st));
+
+  auto pin = cache.acquire(m.shards[0]);  // the dead download's locks died with it
+  EXPECT_EQ(checksum_file(pin.path().string()), m.shards[0].checksum);
+  EXPECT_EQ(count_files(root / "cache" / ".tmp"), 0) << "the dead download's partial file is left behind";
+  EXPECT_EQ(count_files(root / "cache" / ".reserve"), 0);
+  EXPECT_EQ(src.stats().requests.load(), 1) << "one re-fetch of the killed shard, the manifest read locally";
+}
+
 TEST(ShardCache, EvictsTheFarthestNextUseAndNeverAPinnedShard) {
   auto root = scratch_dir("evict");
   Manifest m = make_dataset(root / "ds", 5, 50);  // equal-sized shards
