@@ -53,7 +53,8 @@ for lt in $LAYOUTS; do
   L=(trainer.threads="$threads" data.batch_size=$((GB / ranks)) data.cache_dir="$W/cache-$lt")
   if [ -n "$CONFIGS" ]; then
     mkdir -p "$CONFIGS"
-    "$BIN/strata-train" --dry-run "${ARGS[@]}" "${L[@]}" >"$CONFIGS/$lt.yaml"
+    "$BIN/strata-train" --dry-run "${ARGS[@]}" "${L[@]}" >"$CONFIGS/$lt.yaml" 2>"$W/$lt.dry-run.log" ||
+      { cat "$W/$lt.dry-run.log" >&2; exit 1; }
   fi
   l0=$(load)
   if [ "$ranks" = 1 ]; then
