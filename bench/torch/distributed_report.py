@@ -32,8 +32,8 @@ def mb(b):
     return f"{b >> 20} MB" if b >= 1 << 20 else f"{b >> 10} KB"
 
 
-def la(x):
-    return f"{x[0]:.1f}-{x[1]:.1f}" if x else "-"
+def la(x):  # the lowest and highest 1-minute load seen around a figure
+    return f"{min(x):.1f}-{max(x):.1f}" if x else "-"
 
 
 def num(x):
@@ -70,8 +70,10 @@ if pp and pp["rows"]:
            "`strata-bench pingpong` (plain MPI_Send/MPI_Recv and MPI_Sendrecv between the 2 ranks, load "
            f"{la(pp['load_average'])}): one-way {top['one_way_gbps']:.2f} GB/s and {top['exchange_gbps']:.2f} GB/s "
            f"each way while both send at {mb(top['bytes'])} (best exchange {best['exchange_gbps']:.2f} GB/s at "
-           f"{mb(best['bytes'])}). A 2-rank allreduce sends its whole buffer each way, so its bus bandwidth "
-           "cannot pass the exchange rate: that is the limit in the allreduce table."]
+           f"{mb(best['bytes'])}). A 2-rank allreduce sends its whole buffer each way, so on a quiet machine its "
+           "bus bandwidth cannot pass the exchange rate: that is the limit in the allreduce table. Measured "
+           "minutes apart on a shared machine, a row above 100% there says that the load changed in between, "
+           "not that the limit was passed."]
     if base:
         md += ["", "Single process, one thread (the scaling baseline below): "
                + ", ".join(f"{'strata' if s == 'strata' else 'PyTorch'} {fmt(tr['1x1'][s])} samples/s"
