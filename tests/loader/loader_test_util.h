@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -115,7 +116,11 @@ class HookedSource : public Source {
   }
   void get_to_file(const std::string& key, const fs::path& dest) override {
     ++stats_.requests;
-    int n = downloads_[key]++;
+    int n;
+    {
+      std::lock_guard<std::mutex> lock(downloads_mu_);  // the cache's staging threads download at once
+      n = downloads_[key]++;
+    }
     if (during_download) {
       auto bytes = inner_.get(key);
       std::ofstream out(dest, std::ios::binary | std::ios::trunc);
@@ -137,6 +142,7 @@ class HookedSource : public Source {
 
  private:
   FileSource inner_;
+  std::mutex downloads_mu_;
   std::map<std::string, int> downloads_;
 };
 
