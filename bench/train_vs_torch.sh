@@ -11,6 +11,8 @@
 # schedule and clipping from in-memory tensors (bench/torch/train_peer.py). Both
 # on 2 threads in fp32. Rounds alternate strata, eager, compile.
 #   STRATA_BIN          strata's binaries (default build/bin)
+#   STRATA_BENCH_OUT    where the report goes (default bench/results/<UTC date>)
+#   OMP_WAIT_POLICY     PASSIVE unless set (see below)
 #   STRATA_BENCH_VENV   the venv with torch (default build/bench-torch-venv; made
 #                       here when torch does not import: CPU wheel index, else PyPI)
 #   STEPS_SCALE         multiplies the warm-up and timed steps (default 1)
@@ -28,8 +30,14 @@ while [ $# -gt 0 ]; do
   esac
 done
 BIN=${STRATA_BIN:-build/bin}
+# OpenMP threads that spin while they wait for work steal the cores a shared
+# machine's other processes need, and then wait for them: PyTorch's eager MLP
+# ran at 744 samples/s by default and 3022 with PASSIVE under load (2026-12-01).
+# PASSIVE for both sides (strata's oneDNN convolution threads through OpenMP
+# too); OMP_WAIT_POLICY=ACTIVE bench/train_vs_torch.sh for an idle machine.
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 VENV=${STRATA_BENCH_VENV:-build/bench-torch-venv}
-OUT=bench/results/$(date -u +%Y-%m-%d)
+OUT=${STRATA_BENCH_OUT:-bench/results/$(date -u +%Y-%m-%d)}  # a second run on one day: another directory
 W=$(mktemp -d /tmp/strata-tvt.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 RES=$OUT/raw  # every phase keeps its raw results here; report.py reads whatever phases ran
