@@ -16,6 +16,7 @@
 #   DELAY_MS (50: strata-proxy delays both directions, so ~2x this per request round trip)
 #   STEP_MS (5)  BATCH (64)  EPOCHS (3)  SHARD_MB (4: every sharded format)
 #   OBJ_SAMPLES (1280: samples per epoch of the per-sample readers, a random subset)
+#   OBJ_WRITE (12800: per-sample objects written, the first N samples; the subsets come from them)
 #   OBJ_WORKERS (8: DataLoader workers of the per-sample readers)  SHARD_WORKERS (2: of the others)
 #   SYNTH_SAMPLES (40000)  SYNTH_SIDE (64: synthetic images are SIDE x SIDE x 3 u8)
 #   RGW_PORT (27680)  MON_PORT (26989)  RUN_TIMEOUT (1200 s per reader run)
@@ -33,7 +34,7 @@ done
 BIN=${STRATA_BIN:-build/bin}
 VENV=${STRATA_BENCH_VENV:-build/bench-loaders-venv}
 DELAY_MS=${DELAY_MS:-50} STEP_MS=${STEP_MS:-5} BATCH=${BATCH:-64} EPOCHS=${EPOCHS:-3} SHARD_MB=${SHARD_MB:-4}
-OBJ_SAMPLES=${OBJ_SAMPLES:-1280} OBJ_WORKERS=${OBJ_WORKERS:-8} SHARD_WORKERS=${SHARD_WORKERS:-2}
+OBJ_SAMPLES=${OBJ_SAMPLES:-1280} OBJ_WRITE=${OBJ_WRITE:-12800} OBJ_WORKERS=${OBJ_WORKERS:-8} SHARD_WORKERS=${SHARD_WORKERS:-2}
 SYNTH_SAMPLES=${SYNTH_SAMPLES:-40000} SYNTH_SIDE=${SYNTH_SIDE:-64} RUN_TIMEOUT=${RUN_TIMEOUT:-1200}
 export RGW_PORT=${RGW_PORT:-27680} MON_PORT=${MON_PORT:-26989}
 export CEPH_DIR=/tmp/strata-lvp-rgw-$RGW_PORT RGW_BUCKETS=lvp
@@ -69,8 +70,8 @@ if ! "$VENV/bin/python" -c 'import torch, numpy, boto3, webdataset, streaming, s
 fi
 PY="$VENV/bin/python"
 H="$PY bench/loaders/harness.py"
-rm -rf "$RES"
 mkdir -p "$RES"
+for ds in $DATASETS; do rm -f "$RES/$ds"-*; done  # other datasets' results stay: the report covers all
 
 log "starting RGW on 127.0.0.1:$RGW_PORT (OSD memory $((MEMSTORE_BYTES >> 20)) MiB)"
 scripts/rgw.sh up >"$W/rgw.env" 2>"$W/rgw.log" || { cat "$W/rgw.log" >&2; exit 1; }
@@ -119,7 +120,7 @@ for ds in $DATASETS; do
     [[ $r == strata || -f $RES/$ds-$f.meta ]] && continue
     log "$ds: writing the $f format"
     $H write --reader "$f" --endpoint "$RGW" --bucket lvp --prefix "$ds/$f" --images "${IMAGES[$ds]}" \
-      --labels "${LABELS[$ds]}" --shard-bytes $((SHARD_MB << 20)) 2>"$W/write.err" | sed -n 's/^meta //p' \
+      --labels "${LABELS[$ds]}" --shard-bytes $((SHARD_MB << 20)) --write-samples "$OBJ_WRITE" 2>"$W/write.err" | sed -n 's/^meta //p' \
       >"$RES/$ds-$f.meta" || { tail -20 "$W/write.err" >&2; rm -f "$RES/$ds-$f.meta"; }
     [[ -s $RES/$ds-$f.meta ]] || { log "$ds: $f could not be written (see $RES/$ds-$f.error)"; tail -20 "$W/write.err" >"$RES/$ds-$f.error"; rm -f "$RES/$ds-$f.meta"; }
   done
@@ -170,7 +171,7 @@ done
 
 cat >"$RES/setup.json" <<JSON
 {"delay_ms": $DELAY_MS, "step_ms": $STEP_MS, "batch": $BATCH, "epochs": $EPOCHS, "shard_mb": $SHARD_MB,
- "obj_samples": $OBJ_SAMPLES, "obj_workers": $OBJ_WORKERS, "shard_workers": $SHARD_WORKERS,
+ "obj_samples": $OBJ_SAMPLES, "obj_write": $OBJ_WRITE, "obj_workers": $OBJ_WORKERS, "shard_workers": $SHARD_WORKERS,
  "synth_samples": $SYNTH_SAMPLES, "synth_side": $SYNTH_SIDE, "date": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
  "cpu": "$(lscpu | sed -n 's/^Model name: *//p' | head -1)", "cores": $(nproc),
  "memory_gib": $(awk '/MemTotal/ {printf "%.0f", $2 / 1048576}' /proc/meminfo),

@@ -1,7 +1,8 @@
 """Peer: one object per sample, read by a PyTorch DataLoader whose map-style
 dataset GETs each sample through boto3 (what a per-file loader does on S3).
 No cache: every epoch reads every sample again. With --max-samples it reads a
-random subset per epoch, as it is slow at a 100 ms round trip."""
+random subset per epoch (of the --write-samples objects written), as it is slow
+at a 100 ms round trip."""
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -12,15 +13,16 @@ from harness import decode
 
 def write(ds, ctx):
     s3 = ctx.s3()
-    keys = [f"{ctx.prefix}/{i:08d}" for i in range(len(ds))]
+    n = min(len(ds), ctx.write_samples or len(ds))  # the readers sample a random subset of these
     with ThreadPoolExecutor(32) as ex:
-        list(ex.map(lambda i: s3.put_object(Bucket=ctx.bucket, Key=keys[i], Body=ds.sample_bytes(i)),
-                    range(len(ds))))
+        list(ex.map(lambda i: s3.put_object(Bucket=ctx.bucket, Key=f"{ctx.prefix}/{i:08d}", Body=ds.sample_bytes(i)),
+                    range(n)))
+    return n
 
 
 class PerObject(torch.utils.data.Dataset):
     def __init__(self, ctx):
-        self.ctx, self.n, self.len = ctx, ctx.meta["samples"], ctx.meta["sample_len"]
+        self.ctx, self.n, self.len = ctx, ctx.meta.get("written", ctx.meta["samples"]), ctx.meta["sample_len"]
         self.client = None  # made in each worker process, after the fork
 
     def __len__(self):

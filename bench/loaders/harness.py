@@ -75,6 +75,7 @@ class Context:
         self.batch, self.workers, self.epochs = a.batch, a.workers, a.epochs
         self.cache_dir, self.cache_bytes = a.cache_dir, a.cache_bytes
         self.shard_bytes, self.seed, self.max_samples = a.shard_bytes, 1, a.max_samples
+        self.write_samples = a.write_samples
         self.meta = json.loads(a.meta) if a.meta else {}
 
     def s3(self):
@@ -151,6 +152,8 @@ def main():
     p.add_argument("--cache-dir", default="/tmp/strata-peer-cache")
     p.add_argument("--cache-bytes", type=int, default=0, help="0: no limit")
     p.add_argument("--max-samples", type=int, default=0, help="read only this many samples per epoch (0: all)")
+    p.add_argument("--write-samples", type=int, default=0,
+                   help="per-object writers: put only the first N samples (0: all)")
     p.add_argument("--meta", default="", help="JSON the writer printed (sample count, shape)")
     a = p.parse_args()
     ctx = Context(a)
@@ -165,8 +168,8 @@ def main():
     if a.action == "write":
         ds = load_dataset(a.images, a.labels)
         t0 = time.perf_counter()
-        mod.write(ds, ctx)
-        meta = {"samples": len(ds), "sample_len": int(ds.images.shape[1]) + 1, "shape": list(ds.shape),
+        written = mod.write(ds, ctx) or len(ds)
+        meta = {"samples": len(ds), "written": written, "sample_len": int(ds.images.shape[1]) + 1, "shape": list(ds.shape),
                 "write_seconds": time.perf_counter() - t0}
         print("meta " + json.dumps(meta), flush=True)
     else:

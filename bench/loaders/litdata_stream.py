@@ -33,6 +33,12 @@ class Batches:
         shutil.rmtree(ctx.cache_dir, ignore_errors=True)
         os.makedirs(ctx.cache_dir, exist_ok=True)
         os.environ["AWS_ENDPOINT_URL"] = ctx.endpoint  # its boto3 client reads it
+        # Its chunk GETs go through obstore (Rust object_store), which refuses a
+        # plain-http endpoint unless its client options allow it ("HTTP error:
+        # builder error" otherwise); litdata exposes no setting, so its module's
+        # options get allow_http (real S3 is https and needs none of this).
+        from litdata.streaming import downloader
+        downloader._OBSTORE_CLIENT_OPTIONS["allow_http"] = True
         n = ctx.meta["sample_len"]
 
         class Decoded(litdata.StreamingDataset):

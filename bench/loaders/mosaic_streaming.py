@@ -6,6 +6,7 @@ import os
 import shutil
 import tempfile
 
+import numpy as np
 import torch
 
 from harness import decode
@@ -31,15 +32,15 @@ class Batches:
         shutil.rmtree(ctx.cache_dir, ignore_errors=True)
         n = ctx.meta["sample_len"]
 
-        class Decoded(StreamingDataset):
-            def __getitem__(self, i):
-                img, label = decode(super().__getitem__(i)["x"], n)
-                return torch.from_numpy(img.copy()), label
+        def collate(samples):  # decoded in the worker, as a subclass's __getitem__ would
+            out = [decode(s["x"], n) for s in samples]
+            return torch.from_numpy(np.stack([o[0] for o in out])), torch.tensor([o[1] for o in out])
 
-        self.ds = Decoded(remote=ctx.url(), local=ctx.cache_dir, batch_size=ctx.batch, shuffle=True,
-                          shuffle_seed=ctx.seed, cache_limit=ctx.cache_bytes or None)
+        self.ds = StreamingDataset(remote=ctx.url(), local=ctx.cache_dir, batch_size=ctx.batch, shuffle=True,
+                                   shuffle_seed=ctx.seed, cache_limit=ctx.cache_bytes or None)
         self.loader = torch.utils.data.DataLoader(self.ds, batch_size=ctx.batch, num_workers=ctx.workers,
-                                                  drop_last=True, persistent_workers=ctx.workers > 0)
+                                                  drop_last=True, collate_fn=collate,
+                                                  persistent_workers=ctx.workers > 0)
 
     def epoch(self, e):
         return self.loader  # each pass over the loader is Streaming's next epoch

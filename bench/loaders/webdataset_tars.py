@@ -45,6 +45,7 @@ class Batches:
     def __init__(self, ctx):
         import webdataset as wds
         shutil.rmtree(ctx.cache_dir, ignore_errors=True)
+        os.makedirs(ctx.cache_dir)
         n = ctx.meta["sample_len"]
         urls = shard_urls(ctx)  # listed before the timed epochs
 
