@@ -17,6 +17,7 @@ import gzip
 import importlib
 import json
 import os
+import signal
 import sys
 import time
 import urllib.request
@@ -104,31 +105,59 @@ def diff(after, before):
     return out
 
 
+class Stopped(Exception):
+    pass
+
+
+def on_term(*_):  # the script's timeout: report the unfinished epoch, then stop
+    raise Stopped()
+
+
+def disk_bytes(root):  # what the reader's cache holds on disk now
+    total = 0
+    for d, _, fs in os.walk(root):
+        for f in fs:
+            try:
+                total += os.path.getsize(os.path.join(d, f))
+            except OSError:
+                pass  # evicted meanwhile
+    return total
+
+
 def run_read(mod, ctx, a):
+    signal.signal(signal.SIGTERM, on_term)
     src = mod.batches(ctx)
     for e in range(a.epochs):
         time.sleep(0.3)  # let the previous epoch's last responses be counted
         p0 = proxy_counts(a.proxy_stats)
         t0 = time.perf_counter()
         wait = samples = 0.0
-        it = iter(src.epoch(e))
-        for _ in range(10**9):  # bounded: an epoch ends when the reader's iterator does
-            w0 = time.perf_counter()
-            try:
-                b = next(it)
-            except StopIteration:
-                break
+        partial, w0 = False, time.perf_counter()
+        try:
+            it = iter(src.epoch(e))
+            for _ in range(10**9):  # bounded: an epoch ends when the reader's iterator does
+                w0 = time.perf_counter()
+                try:
+                    b = next(it)
+                except StopIteration:
+                    break
+                wait += time.perf_counter() - w0
+                samples += len(b[1])
+                time.sleep(a.step_ms / 1000.0)
+        except Stopped:
+            partial = True
             wait += time.perf_counter() - w0
-            samples += len(b[1])
-            time.sleep(a.step_ms / 1000.0)
         seconds = time.perf_counter() - t0
         p1 = proxy_counts(a.proxy_stats)
         d = diff(p1, p0)
         row = {"reader": a.reader, "epoch": e + 1, "samples": int(samples), "seconds": seconds,
                "wait": wait, "proxy_gets": d.get("GET", {}).get("requests", 0),
                "proxy_bytes": d.get("GET", {}).get("body_bytes", 0), "methods": d,
-               "cache_bytes": ctx.cache_bytes, "workers": ctx.workers}
+               "cache_bytes": ctx.cache_bytes, "workers": ctx.workers, "partial": partial,
+               "cache_disk_bytes": disk_bytes(ctx.cache_dir)}
         print("json " + json.dumps(row), flush=True)
+        if partial:
+            os._exit(124)  # the workers are not waited for
     close = getattr(src, "close", None)
     if close:
         close()

@@ -31,6 +31,9 @@ def load(raw):
         run["epochs"] = [json.loads(l) for l in open(jl)] if os.path.exists(jl) else []
         err = path[:-4] + ".error"
         run["error"] = open(err).read().strip() if os.path.exists(err) else ""
+        note = path[:-4] + ".note"  # what was seen of a run stopped by hand, written by the person
+        run["note"] = open(note).read().strip() if os.path.exists(note) else ""
+        run["partial"] = any(x.get("partial") for x in run["epochs"])
         runs[(ds, reader, cache)] = run
     return runs
 
@@ -44,7 +47,7 @@ def samples_in(raw, ds):
 
 def summary(run, full):
     e = run["epochs"]
-    if not e:
+    if not e or run["partial"]:
         return None
     s = {"samples_per_s": sum(x["samples"] for x in e) / sum(x["seconds"] for x in e),
          "wait_fraction": sum(x["wait"] for x in e) / sum(x["seconds"] for x in e),
@@ -57,6 +60,11 @@ def summary(run, full):
     s["full_epoch_bytes"] = [b * full / n if n else 0 for b, n in zip(s["bytes"], s["samples"])]
     s["full_epoch_gets"] = [g * full / n if n else 0 for g, n in zip(s["gets"], s["samples"])]
     s["steady_bytes"] = sum(s["full_epoch_bytes"][1:]) / max(1, len(e) - 1)
+    disk = [x["cache_disk_bytes"] for x in e if "cache_disk_bytes" in x]
+    s["cache_disk_max"] = max(disk) if disk else None
+    # A cache that held more than its bound is no 50% cache (WebDataset cleans up every 30 s).
+    s["over_bound"] = bool(run["cache_bytes"] and ((s["cache_disk_max"] or 0) > 1.1 * run["cache_bytes"]
+                                                   or "cache exceeded" in run["note"]))
     return s
 
 
@@ -109,8 +117,9 @@ def main():
         rows, dsrep = [], {}
         md += [f"## {ds} ({full} samples)", "",
                "| reader | cache | stored MB | samples/s (3 ep) | epoch 1 | epochs 2-3 | data-wait | "
-               "GETs per epoch (1/2/3) | MB from store per epoch (1/2/3) |",
-               "|---|---|---|---|---|---|---|---|---|"]
+               "GETs per epoch (1/2/3) | MB from store per epoch (1/2/3) | cache on disk, MB (max at epoch end) |",
+               "|---|---|---|---|---|---|---|---|---|---|"]
+        notes = []
         for r in READERS:
             for c in CACHES:
                 run = runs.get((ds, r, c))
@@ -118,11 +127,20 @@ def main():
                     continue
                 s = summary(run, full)
                 dsrep[f"{r}/{c}"] = {"run": run, "summary": s}
-                if not s:
+                if not s or run["partial"]:
                     first = run["error"].splitlines()[-1] if run["error"] else "no output"
-                    md.append(f"| {LABEL[r]} | {CACHE_LABEL[c]} | {mb(run['stored_bytes'])} | failed: "
-                              f"`{first[:150]}` | | | | | |")
+                    if run["partial"]:
+                        e = run["epochs"][-1]
+                        first = (f"stopped by the run's timeout in epoch {e['epoch']} after {e['seconds']:.0f} s: "
+                                 f"{e['samples']} samples, {e['proxy_gets']} GETs, {mb(e['proxy_bytes'])} MB "
+                                 f"from the store in that epoch")
+                    first = run["note"] or first
+                    md.append(f"| {LABEL[r]} | {CACHE_LABEL[c]} | {mb(run['stored_bytes'])} | did not finish "
+                              f"(see below) | | | | | | |")
+                    notes.append(f"- {LABEL[r]}, cache {CACHE_LABEL[c]}: {first}")
                     continue
+                if run["note"]:
+                    notes.append(f"- {LABEL[r]}, cache {CACHE_LABEL[c]}: {run['note']}")
                 sub = r in PER_OBJECT
                 gets = "/".join(f"{g:.0f}" for g in (s["full_epoch_gets"] if sub else s["gets"]))
                 byts = "/".join(mb(b) for b in (s["full_epoch_bytes"] if sub else s["bytes"]))
@@ -132,8 +150,12 @@ def main():
                 steady = f"{s['steady_samples_per_s']:.0f}" if s["steady_samples_per_s"] else ""
                 md.append(f"| {LABEL[r]} | {CACHE_LABEL[c]} | {mb(run['stored_bytes'])} | "
                           f"{s['samples_per_s']:.0f} | {s['epoch1_samples_per_s']:.0f} | {steady} | "
-                          f"{100 * s['wait_fraction']:.1f}% | {gets} | {byts} |")
+                          f"{100 * s['wait_fraction']:.1f}% | {gets} | {byts} | "
+                          f"{mb(s['cache_disk_max']) if s['cache_disk_max'] is not None else ''}"
+                          f"{' (over its bound)' if s['over_bound'] else ''} |")
         md.append("")
+        if notes:
+            md += ["Notes:", ""] + notes + [""]
         md += targets(ds, dsrep)
         rep["datasets"][ds] = {"samples": full, "runs": dsrep}
     with open(os.path.join(out, "loaders_vs_peers.json"), "w") as f:
@@ -149,7 +171,8 @@ def best(dsrep, readers, key, cache=None):
     v = []
     for k, x in dsrep.items():
         r, c = k.split("/")
-        if r in readers and x["summary"] and (cache is None or c == cache or c == "none"):
+        if r in readers and x["summary"] and (cache is None or c == cache or c == "none") and \
+                not (cache and x["summary"]["over_bound"]):
             v.append((x["summary"][key], r, c))
     return v
 
@@ -175,9 +198,14 @@ def targets(ds, dsrep):
         others = [x for x in half if x[1] != "strata"]
         if sb and others:
             o = min(others)
-            out.append(f"- bytes from the store per steady epoch at a 50% cache: strata {mb(sb[0][0])} MB, the "
-                       f"fewest among the others {LABEL[o[1]]} {mb(o[0])} MB "
-                       f"(target fewest: {'met' if sb[0][0] <= o[0] else 'missed'})")
+            over = [LABEL[k.split("/")[0]] for k, x in dsrep.items()
+                    if k.endswith("/half") and x["summary"] and x["summary"]["over_bound"]]
+            unfinished = [LABEL[k.split("/")[0]] for k, x in dsrep.items() if k.endswith("/half") and not x["summary"]]
+            out.append(f"- bytes from the store per steady epoch (mean of epochs 2-3) at a 50% cache: strata "
+                       f"{mb(sb[0][0])} MB, the fewest among the others {LABEL[o[1]]} {mb(o[0])} MB "
+                       f"(target fewest: {'met' if sb[0][0] <= o[0] else 'missed'})"
+                       + (f"; left out: {', '.join(over)} (its cache held more than 50% of the data)" if over else "")
+                       + (f"; {', '.join(unfinished)} did not finish" if unfinished else ""))
     return out + [""]
 
 
@@ -219,21 +247,26 @@ def plot(rep, out, setup):
             stored = None
             for r in READERS:
                 item = runs.get(f"{r}/{c}") or runs.get(f"{r}/none")
-                s = item and item["summary"]
+                if not item:
+                    continue
+                s = item["summary"]
                 if not s:
+                    ax.text(x + 0.27, 0, "did not\nfinish", ha="center", va="bottom", fontsize=7, color="red")
+                    names.append((x + 0.27, r))
+                    x += 1
                     continue
                 if r == "strata":
                     stored = item["run"]["stored_bytes"]
                 for e, b in enumerate(s["full_epoch_bytes"]):
                     ax.bar(x + 0.27 * e, b / 1e6, width=0.25, color=f"C{e}", label=f"epoch {e + 1}")
+                    ax.text(x + 0.27 * e, b / 1e6, f"{b / 1e6:.0f}", ha="center", va="bottom", fontsize=7)
                 names.append((x + 0.27, r))
                 x += 1
             if stored:
                 ax.axhline(stored / 1e6, color="k", ls="--", lw=1, label="strata's stored size")
-            ax.set_yscale("log")
             ax.set_xticks([n[0] for n in names])
             ax.set_xticklabels([LABEL[n[1]].split(" (")[0] for n in names], rotation=25, ha="right", fontsize=8)
-            ax.set_ylabel("MB from the store (log)")
+            ax.set_ylabel("MB from the store")
             h, lab = ax.get_legend_handles_labels()
             uniq = dict(zip(lab, h))
             ax.legend(uniq.values(), uniq.keys(), fontsize=8)
