@@ -238,7 +238,7 @@ def plot(rep, out, setup):
     fig.savefig(os.path.join(out, "loaders_samples_per_s.png"), dpi=110)
     plt.close(fig)
 
-    fig, axes = plt.subplots(len(dss), 2, figsize=(13, 4.2 * len(dss)), squeeze=False)
+    fig, axes = plt.subplots(len(dss), 2, figsize=(15, 4.6 * len(dss)), squeeze=False)
     for row, ds in zip(axes, dss):
         runs = rep["datasets"][ds]["runs"]
         for ax, c in zip(row, ("big", "half")):
@@ -260,16 +260,17 @@ def plot(rep, out, setup):
                 for e, b in enumerate(s["full_epoch_bytes"]):
                     ax.bar(x + 0.27 * e, b / 1e6, width=0.25, color=f"C{e}", label=f"epoch {e + 1}")
                     ax.text(x + 0.27 * e, b / 1e6, f"{b / 1e6:.0f}", ha="center", va="bottom", fontsize=7)
-                names.append((x + 0.27, r))
+                names.append((x + 0.27, r + ("*" if s["over_bound"] else "")))
                 x += 1
             if stored:
                 ax.axhline(stored / 1e6, color="k", ls="--", lw=1, label="strata's stored size")
             ax.set_xticks([n[0] for n in names])
-            ax.set_xticklabels([LABEL[n[1]].split(" (")[0] for n in names], rotation=25, ha="right", fontsize=8)
+            ax.set_xticklabels([LABEL[n[1].rstrip("*")].split(" (")[0] + ("\n(cache over its bound)" if n[1].endswith("*")
+                                else "") for n in names], rotation=25, ha="right", fontsize=8)
             ax.set_ylabel("MB from the store")
             h, lab = ax.get_legend_handles_labels()
             uniq = dict(zip(lab, h))
-            ax.legend(uniq.values(), uniq.keys(), fontsize=8)
+            ax.legend(uniq.values(), uniq.keys(), fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
             ax.set_title(f"{ds}: bytes per epoch, cache {CACHE_LABEL[c]} (per-object: no cache, scaled)",
                          fontsize=10)
     fig.tight_layout()
