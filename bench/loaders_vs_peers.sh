@@ -101,7 +101,7 @@ s3curl() { curl -sS --aws-sigv4 "aws:amz:us-east-1:s3" --user "${S3_ACCESS_KEY}:
   -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' "$@"; }
 s3curl -T "$W/blob" "$RGW/lvp/limits/blob" -o /dev/null
 rm -f "$W/blob"
-for i in 1 2 3; do s3curl -o /dev/null -w '%{speed_download}\n' "$RGW/lvp/limits/blob"; done >"$RES/loopback.txt"
+for _ in 1 2 3; do s3curl -o /dev/null -w '%{speed_download}\n' "$RGW/lvp/limits/blob"; done >"$RES/loopback.txt"
 s3curl -X DELETE "$RGW/lvp/limits/blob" -o /dev/null
 
 packed() {  # dataset -> "s3://lvp/<ds>/strata" packed by strata-pack (once)
