@@ -2,7 +2,9 @@
 // latency and injects failures, for tests and benchmarks of the S3 client.
 // One thread per client connection; requests are parsed just enough (request
 // line, headers, Content-Length body) to count them on keep-alive connections.
-// Responses are not parsed: bytes from the server are pumped to the client.
+// Responses are parsed only to count them: each forwarded request's method and
+// the body bytes of its response (Content-Length or chunked), so that a
+// benchmark measures every reader's GETs and bytes at the same place.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -17,6 +19,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <deque>
+#include <fstream>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -31,7 +36,10 @@ const char* kDescription = R"(Forwards TCP connections from --listen to --target
 the test RGW). Prints "listening on PORT" once ready (PORT 0 picks a free port
 and prints it), then serves until SIGTERM or SIGINT. Requests must carry their
 body with Content-Length (chunked request bodies are answered 501). Counters are
-printed to stderr at exit.)";
+printed to stderr at exit. Forwarded requests are counted per method with the
+body bytes of their responses; GET /.strata-proxy/stats answers those counters
+as JSON (itself neither forwarded, delayed nor counted), and --stats-file writes
+them at exit.)";
 
 struct Config {
   std::string listen_host = "127.0.0.1", target_host = "127.0.0.1";
@@ -42,6 +50,7 @@ struct Config {
   int fault_every = 0, stall_ms = 60000;
   std::vector<std::string> faults{"503"};  // a status, "reset", "stall" or "truncate"
   std::string log_path;                    // --log: one line per request received
+  std::string stats_file;
 };
 
 Config cfg;
@@ -61,6 +70,33 @@ void log_request(int n, const std::string& head) {
 }
 
 void on_signal(int) { stopping = true; }
+
+// Per method: forwarded requests, and the bytes of their responses' bodies and of
+// the whole responses (status line and headers included).
+struct MethodCounts {
+  int64_t requests = 0, body_bytes = 0, response_bytes = 0;
+};
+std::mutex counts_mu;
+std::map<std::string, MethodCounts> counts;
+
+void count(const std::string& method, int64_t requests, int64_t body, int64_t response) {
+  std::lock_guard<std::mutex> lock(counts_mu);
+  auto& c = counts[method];
+  c.requests += requests, c.body_bytes += body, c.response_bytes += response;
+}
+
+std::string stats_json() {
+  std::lock_guard<std::mutex> lock(counts_mu);
+  std::string j = "{\"methods\": {";
+  bool first = true;
+  for (auto& [m, c] : counts) {
+    j += (first ? "" : ", ") + std::string("\"") + m + "\": {\"requests\": " + std::to_string(c.requests) +
+         ", \"body_bytes\": " + std::to_string(c.body_bytes) +
+         ", \"response_bytes\": " + std::to_string(c.response_bytes) + "}";
+    first = false;
+  }
+  return j + "}, \"requests\": " + std::to_string(request_count.load()) + "}\n";
+}
 
 bool parse_hostport(const std::string& s, std::string& host, int& port) {
   const auto c = s.rfind(':');
@@ -104,6 +140,120 @@ std::string lower(std::string s) {
   return s;
 }
 
+// Follows the server->client byte stream of one connection, response by response,
+// and counts each body's bytes against the method of the request it answers.
+class ResponseCounter {
+ public:
+  void expect(const std::string& method) {
+    std::lock_guard<std::mutex> lock(mu_);
+    methods_.push_back(method);
+  }
+  void feed(const char* p, size_t n) {
+    while (n > 0) {
+      size_t used = 0;
+      switch (state_) {
+        case kHead:
+          used = head(p, n);
+          break;
+        case kBody:
+          used = static_cast<size_t>(std::min<int64_t>(left_, static_cast<int64_t>(n)));
+          body_ += static_cast<int64_t>(used);
+          if ((left_ -= static_cast<int64_t>(used)) == 0) finished_ = true;
+          break;
+        case kChunkLine:
+          used = chunk_line(p, n);
+          break;
+        case kChunkData:
+          used = static_cast<size_t>(std::min<int64_t>(left_, static_cast<int64_t>(n)));
+          body_ += static_cast<int64_t>(used);
+          if ((left_ -= static_cast<int64_t>(used)) == 0) state_ = kChunkLine;
+          break;
+        case kTrailer:
+          used = trailer(p, n);
+          break;
+        case kUntilClose:
+          used = n, body_ += static_cast<int64_t>(n);
+          break;
+      }
+      wire_ += static_cast<int64_t>(used);
+      p += used, n -= used;
+      if (finished_) done();
+    }
+  }
+  void close() {  // a response cut by the connection's end still counts
+    if (state_ != kHead || !line_.empty()) done();
+  }
+
+ private:
+  enum State { kHead, kBody, kChunkLine, kChunkData, kTrailer, kUntilClose };
+  size_t head(const char* p, size_t n) {
+    const size_t old = line_.size();
+    line_.append(p, n);
+    const size_t end = line_.find("\r\n\r\n");
+    if (end == std::string::npos) return n;
+    const size_t used = end + 4 - old;
+    const std::string h = lower(line_.substr(0, end + 4));
+    line_.clear();
+    const int status = h.size() > 12 ? std::atoi(h.c_str() + 9) : 0;
+    if (status >= 100 && status < 200) return used;  // 100 Continue: the final answer follows
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      method_ = methods_.empty() ? "?" : methods_.front();
+      if (!methods_.empty()) methods_.pop_front();
+    }
+    const auto cl = h.find("\r\ncontent-length:");
+    if (method_ == "HEAD" || status == 204 || status == 304 ||
+        (cl != std::string::npos && std::strtoll(h.c_str() + cl + 17, nullptr, 10) == 0)) {
+      finished_ = true;
+    } else if (cl != std::string::npos) {
+      left_ = std::strtoll(h.c_str() + cl + 17, nullptr, 10), state_ = kBody;
+    } else if (h.find("\r\ntransfer-encoding: chunked") != std::string::npos) {
+      state_ = kChunkLine;
+    } else {
+      state_ = kUntilClose;
+    }
+    return used;
+  }
+  size_t chunk_line(const char* p, size_t n) {
+    const size_t old = line_.size();
+    line_.append(p, n);
+    const size_t end = line_.find("\r\n", old > 0 ? old - 1 : 0);
+    if (end == std::string::npos) return n;
+    const size_t used = end + 2 - old;
+    if (end == 0) {  // the CRLF closing the previous chunk's data
+      line_.clear();
+      return used;
+    }
+    const int64_t size = std::strtoll(line_.c_str(), nullptr, 16);
+    line_.clear();
+    if (size == 0)
+      state_ = kTrailer;
+    else
+      left_ = size, state_ = kChunkData;
+    return used;
+  }
+  size_t trailer(const char* p, size_t n) {  // trailer lines, then an empty line
+    const size_t old = line_.size();
+    line_.append(p, n);
+    const size_t end = line_.compare(0, 2, "\r\n") == 0 ? 0 : line_.find("\r\n\r\n");
+    if (end == std::string::npos) return n;
+    line_.clear();
+    finished_ = true;
+    return (end == 0 ? 2 : end + 4) - old;
+  }
+  void done() {
+    count(method_, 1, body_, wire_);
+    body_ = wire_ = 0, state_ = kHead, method_ = "?", finished_ = false;
+  }
+
+  std::mutex mu_;
+  std::deque<std::string> methods_;
+  std::string method_ = "?", line_;
+  State state_ = kHead;
+  bool finished_ = false;
+  int64_t left_ = 0, body_ = 0, wire_ = 0;
+};
+
 // One client connection. `pending_delay` tells the server->client pump to sleep
 // before the next bytes it forwards (the start of a response).
 class Connection {
@@ -126,6 +276,15 @@ class Connection {
       size_t body = 0;
       if (auto p = h.find("\r\ncontent-length:"); p != std::string::npos)
         body = std::strtoull(h.c_str() + p + 17, nullptr, 10);
+      if (h.rfind("get /.strata-proxy/stats ", 0) == 0) {  // answered here, not counted
+        if (!skip(buf, body)) return finish();
+        const std::string j = stats_json();
+        const std::string resp = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                                 std::to_string(j.size()) + "\r\nConnection: keep-alive\r\n\r\n" + j;
+        std::lock_guard<std::mutex> lock(write_mu_);
+        if (!send_all(client_, resp.data(), resp.size())) return finish();
+        continue;
+      }
       const bool expect = h.find("\r\nexpect: 100-continue") != std::string::npos;
       const int total = ++request_count;
       log_request(total, head);
@@ -177,6 +336,7 @@ class Connection {
         reply(502, "BadGateway", "strata-proxy cannot connect to the target", true);
         return finish();
       }
+      counter_.expect(head.substr(0, head.find(' ')));
       sleep_ms(cfg.delay_ms);
       pending_delay_ = true;
       if (!send_all(server_, head.data(), head.size())) return finish();
@@ -216,6 +376,7 @@ class Connection {
           std::lock_guard<std::mutex> lock(write_mu_);
           if (!send_all(client_, b, n)) break;
         }
+        counter_.feed(b, n);
         if (cfg.stream_mbps > 0) {
           due = std::max(due, Clock::now() - std::chrono::milliseconds(10)) +  // idle time earns no credit
                 std::chrono::duration_cast<Clock::duration>(
@@ -224,6 +385,7 @@ class Connection {
         }
         if (cut >= 0 && (truncate_left_ -= static_cast<long>(n)) == 0) break;
       }
+      counter_.close();
       ::shutdown(client_, SHUT_RDWR);  // the server closed: so does the client side
     });
     return true;
@@ -268,7 +430,8 @@ class Connection {
   std::thread pump_;
   std::mutex write_mu_;
   std::atomic<bool> pending_delay_{false}, pending_stall_{false};
-  std::atomic<long> truncate_left_{-1};  // >= 0: response bytes still to forward before cutting
+  std::atomic<long> truncate_left_{-1};
+  ResponseCounter counter_;  // >= 0: response bytes still to forward before cutting
 };
 
 // Fills cfg. 0: serve; -1: --help or --version was printed; else a usage error's exit code.
@@ -329,6 +492,9 @@ int parse_args(int argc, char** argv) {
                    : "'" + f + "' is none of an HTTP status, reset, stall, truncate";
       })
       ->capture_default_str();
+  app.add_option("--stats-file", cfg.stats_file,
+                 "At exit, write the per-method counters (requests, response body bytes) there as JSON")
+      ->option_text("PATH");
   app.add_option("--stall-ms", cfg.stall_ms, "How long a stalled response is held")->capture_default_str();
   app.add_option("--log", cfg.log_path,
                  "Append one line per request received, faulted or not: its number and its request line "
@@ -387,5 +553,6 @@ int main(int argc, char** argv) {
                "(injected), %d dropped\n",
                request_count.load(), forwarded.load(), truncated.load(), stalled.load(), failed.load(),
                dropped.load());
+  if (!cfg.stats_file.empty()) std::ofstream(cfg.stats_file) << stats_json();
   return 0;
 }

@@ -7,6 +7,9 @@
 // of time the consumer waited for data (epoch 1 = cold cache, later epochs =
 // steady state) and remote requests. --warm instead measures sample bytes/s
 // delivered from a warm cache (step 0) beside the disk's O_DIRECT sequential read.
+// --modes picks which of the three run; --proxy-stats adds, per epoch, the GETs
+// and body bytes strata-proxy forwarded (measured there, not self-reported) and
+// a "json {...}" line per epoch for scripts (bench/loaders_vs_peers.sh).
 #include "data/loader.h"
 
 #include <cstdio>
@@ -19,7 +22,8 @@ using namespace strata::bench::loader_peers;
 
 // Every option, filled by CLI11; a negative value means "the mode's default".
 struct Args {
-  std::string url, endpoint, cache_dir = "/tmp/strata-bench-cache", naive_url;
+  std::string url, endpoint, cache_dir = "/tmp/strata-bench-cache", naive_url, proxy_stats;
+  std::string modes = "naive,no-ahead,loader";
   int64_t cache_mb = -1, batch = 64, lookahead_mb = 32, window = 1, naive_samples = 6400, disk_mb = 1024;
   int epochs = -1, staging = 4, decode = 2, naive_threads = 8;
   double step_ms = -1;
@@ -45,6 +49,10 @@ void declare(CLI::App& app, Args& a) {
       ->capture_default_str();
   app.add_option("--naive-threads", a.naive_threads, "The naive loader's fetch threads")
       ->capture_default_str();
+  app.add_option("--modes", a.modes, "Comma-separated subset of naive, no-ahead, loader")
+      ->capture_default_str();
+  app.add_option("--proxy-stats", a.proxy_stats,
+                 "strata-proxy's http://HOST:PORT: count each epoch's GETs and bytes there too (json lines)");
   app.add_flag("--warm", a.warm, "Warm-cache throughput instead (step 0), beside the disk's O_DIRECT read");
   app.add_option("--disk-mb", a.disk_mb, "--warm: bytes of the disk read measured")->capture_default_str();
 }
@@ -55,17 +63,52 @@ void print_row(const char* mode, int epoch, const EpochFigures& f) {
               f.bytes / 1e6);
 }
 
-std::vector<EpochFigures> run_loader(LoaderOptions o, int epochs, double step_ms) {
+// strata-proxy's counters (GET /.strata-proxy/stats): GETs forwarded and their
+// response body bytes; zero without --proxy-stats.
+struct ProxyCounts {
+  int64_t gets = 0, bytes = 0;
+};
+ProxyCounts proxy_counts(const std::string& url) {
+  if (url.empty()) return {};
+  auto b = open_source(url + "/.strata-proxy")->get("stats");
+  const std::string j(b.begin(), b.end());
+  ProxyCounts c;
+  if (auto p = j.find("\"GET\": {\"requests\": "); p != std::string::npos) {
+    c.gets = std::strtoll(j.c_str() + p + 20, nullptr, 10);
+    if (auto q = j.find("\"body_bytes\": ", p); q != std::string::npos)
+      c.bytes = std::strtoll(j.c_str() + q + 14, nullptr, 10);
+  }
+  return c;
+}
+
+void print_json(const char* mode, int epoch, const EpochFigures& f, const ProxyCounts& p, int64_t cache) {
+  std::printf(
+      "json {\"mode\": \"%s\", \"epoch\": %d, \"samples\": %ld, \"seconds\": %.4f, \"wait\": %.4f, "
+      "\"requests\": %ld, \"bytes\": %ld, \"proxy_gets\": %ld, \"proxy_bytes\": %ld, \"cache_bytes\": %ld}\n",
+      mode, epoch, static_cast<long>(f.samples), f.seconds, f.wait, static_cast<long>(f.requests),
+      static_cast<long>(f.bytes), static_cast<long>(p.gets), static_cast<long>(p.bytes),
+      static_cast<long>(cache));
+  std::fflush(stdout);
+}
+
+std::vector<EpochFigures> run_loader(LoaderOptions o, int epochs, double step_ms, const std::string& proxy,
+                                     const char* mode) {
   fs::remove_all(o.cache_dir);
   Loader loader(o);
   std::vector<EpochFigures> out;
   strata::HostBatch b;
   for (int e = 0; e < epochs; ++e) {
+    const ProxyCounts p0 = proxy_counts(proxy);
     loader.start_epoch(e);
     auto t0 = Clock::now();
     while (loader.next(b)) step(step_ms);
+    const double s = since(t0);
     auto m = loader.metrics();
-    out.push_back({since(t0), m.wait_seconds, m.samples, m.remote_requests, m.remote_bytes});
+    out.push_back({s, m.wait_seconds, m.samples, m.remote_requests, m.remote_bytes});
+    if (!proxy.empty()) {
+      const ProxyCounts p1 = proxy_counts(proxy);
+      print_json(mode, e + 1, out.back(), {p1.gets - p0.gets, p1.bytes - p0.bytes}, o.cache_bytes);
+    }
   }
   return out;
 }
@@ -152,6 +195,23 @@ STRATA_BENCH(loader,
       static_cast<long>(o.batch_size), step_ms, o.cache_bytes / 1e6, o.lookahead_bytes / 1e6);
   if (a.warm) return run_warm(o, a, m.total_bytes());
 
+  auto wanted = [&](const char* mode) {
+    return ("," + a.modes + ",").find("," + std::string(mode) + ",") != std::string::npos;
+  };
+  if (!wanted("naive") || !wanted("no-ahead")) {  // a subset: the rows alone
+    for (const char* mode : {"naive", "no-ahead", "loader"}) {
+      if (!wanted(mode)) continue;
+      if (std::string(mode) == "naive")
+        throw strata::ConfigError("strata-bench loader: --modes naive runs only with all three modes");
+      LoaderOptions r = o;
+      if (std::string(mode) == "no-ahead") r.lookahead_bytes = 0;
+      auto rows = run_loader(r, epochs, step_ms, a.proxy_stats, mode);
+      for (int e = 0; e < epochs; ++e) print_row(mode, e + 1, rows[e]);
+    }
+    fs::remove_all(o.cache_dir);
+    return 0;
+  }
+
   // (a) the naive per-sample loader, on a prefix of the data (it is slow)
   const std::string naive_url = a.naive_url.empty() ? o.url + "-samples" : a.naive_url;
   const int64_t naive_n = std::min<int64_t>(a.naive_samples, m.total_samples());
@@ -169,9 +229,9 @@ STRATA_BENCH(loader,
 
   LoaderOptions none = o;
   none.lookahead_bytes = 0;
-  auto r0 = run_loader(none, epochs, step_ms);
+  auto r0 = run_loader(none, epochs, step_ms, a.proxy_stats, "no-ahead");
   for (int e = 0; e < epochs; ++e) print_row("no-ahead", e + 1, r0[e]);
-  auto r1 = run_loader(o, epochs, step_ms);
+  auto r1 = run_loader(o, epochs, step_ms, a.proxy_stats, "loader");
   for (int e = 0; e < epochs; ++e) print_row("loader", e + 1, r1[e]);
 
   auto steady = [&](const std::vector<EpochFigures>& r) {

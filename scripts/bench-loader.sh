@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Loader benchmark end to end: start the test RGW, put strata-proxy (--delay-ms
-# latency per request) in front of it, pack Fashion-MNIST into it, run
+# N each way: ~2N ms per request round trip) in front of it, pack Fashion-MNIST into it, run
 # `strata-bench loader` (latency mode and warm-cache mode), stop everything.
 #
 #   scripts/bench-loader.sh [BUILD_DIR]   (default: build)
@@ -42,7 +42,7 @@ rm -f "$PORT_FILE"
 "$BIN/strata-pack" idx --images $DATA/train-images-idx3-ubyte.gz --labels $DATA/train-labels-idx1-ubyte.gz \
   --out s3://bench/fmnist --shard-size "$SHARD_SIZE" --quiet
 
-echo "== latency: ${DELAY_MS} ms per request (strata-proxy), step ${STEP_MS} ms =="
+echo "== latency: --delay-ms ${DELAY_MS} (strata-proxy delays both directions: ~$((2 * DELAY_MS)) ms per request round trip), step ${STEP_MS} ms =="
 "$BIN/strata-bench" loader --url s3://bench/fmnist --endpoint "http://127.0.0.1:$PROXY_PORT" \
   --step-ms "$STEP_MS" --epochs "$EPOCHS" ${BENCH_ARGS:-}
 echo "== warm cache (RGW direct) =="

@@ -1,0 +1,40 @@
+"""Peer: Amazon's s3torchconnector, its map-style S3MapDataset over the
+one-object-per-sample copy (written by boto3_objects; its docs list objects
+under a prefix), in a PyTorch DataLoader. It has no cache. --max-samples reads a
+random subset per epoch, as for boto3_objects."""
+import numpy as np
+import torch
+
+from harness import decode
+
+
+def write(ds, ctx):  # reads the per-sample objects boto3_objects wrote
+    raise SystemExit("s3torch_map reads boto3_objects' copy; write that one")
+
+
+class Batches:
+    def __init__(self, ctx):
+        from s3torchconnector import S3MapDataset, S3ClientConfig
+        n = ctx.meta["sample_len"]
+
+        def transform(obj):
+            img, label = decode(obj.read(), n)
+            return torch.from_numpy(img.copy()), label
+
+        # Keys in sample order (zero-padded), so index i is sample i. Listed before the timed epochs.
+        self.ds = S3MapDataset.from_prefix(ctx.url() + "/", region="us-east-1", endpoint=ctx.endpoint,
+                                           transform=transform,
+                                           s3client_config=S3ClientConfig(force_path_style=True))
+        self.n = len(self.ds)
+        self.ctx = ctx
+
+    def epoch(self, e):
+        order = np.random.default_rng(self.ctx.seed * 1000 + e).permutation(self.n)
+        if self.ctx.max_samples:
+            order = order[: self.ctx.max_samples]
+        return torch.utils.data.DataLoader(self.ds, batch_size=self.ctx.batch, sampler=order.tolist(),
+                                           num_workers=self.ctx.workers, drop_last=True)
+
+
+def batches(ctx):
+    return Batches(ctx)
