@@ -1,0 +1,240 @@
+// AES-256-GCM shard objects with OpenSSL's EVP interface, 4 MiB at a time.
+// GCM's counter mode keeps ciphertext and plaintext the same length, which is
+// what lets decryption write each piece over the bytes it just read (the write
+// position trails the read position by the 24 header bytes).
+#include "data/shard_crypt.h"
+
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "base/error.h"
+#include "base/file_write.h"
+
+namespace strata::data {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr char kMagic[8] = {'S', 'T', 'R', 'A', 'T', 'A', 'G', 'C'};
+constexpr uint32_t kVersion = 1;
+constexpr size_t kNonceBytes = 12;
+constexpr size_t kPiece = size_t{4} << 20;
+// GCM encrypts at most 2^39 - 256 bits under one nonce.
+constexpr int64_t kMaxPlainBytes = (int64_t{1} << 36) - 32;
+
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+using Ctx = std::unique_ptr<EVP_CIPHER_CTX, decltype(&EVP_CIPHER_CTX_free)>;
+
+void put_u32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+std::string aad_of(const uint8_t* header, const ShardPlace& place) {
+  std::string aad(reinterpret_cast<const char*>(header), kShardCryptHeaderBytes);
+  if (place.dataset_id.size() != 32)
+    throw Error("shard " + place.name + ": dataset id '" + place.dataset_id + "' is not 32 hex digits");
+  for (size_t i = 0; i < 32; i += 2)
+    aad += static_cast<char>(std::stoi(place.dataset_id.substr(i, 2), nullptr, 16));
+  for (int i = 0; i < 8; ++i) aad += static_cast<char>(static_cast<uint64_t>(place.index) >> (8 * i));
+  aad += place.name;
+  return aad;
+}
+
+Ctx start(bool encrypt, const DataKey& key, const uint8_t* nonce, const std::string& aad,
+          const std::string& what) {
+  Ctx ctx(EVP_CIPHER_CTX_new(), &EVP_CIPHER_CTX_free);
+  auto init = encrypt ? EVP_EncryptInit_ex : EVP_DecryptInit_ex;
+  int n = 0;
+  if (!ctx || init(ctx.get(), EVP_aes_256_gcm(), nullptr, nullptr, nullptr) != 1 ||
+      EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_IVLEN, kNonceBytes, nullptr) != 1 ||
+      init(ctx.get(), nullptr, nullptr, key.bytes(), nonce) != 1 ||
+      (encrypt ? EVP_EncryptUpdate : EVP_DecryptUpdate)(ctx.get(), nullptr, &n,
+                                                        reinterpret_cast<const uint8_t*>(aad.data()),
+                                                        static_cast<int>(aad.size())) != 1)
+    throw Error(what + ": OpenSSL could not set up AES-256-GCM");
+  return ctx;
+}
+
+std::string format_xxh3(XXH64_hash_t h) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "xxh3:%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+using Xxh = std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)>;
+Xxh new_xxh() {
+  Xxh st(XXH3_createState(), &XXH3_freeState);
+  XXH3_64bits_reset(st.get());
+  return st;
+}
+
+[[noreturn]] void io_failure(const std::string& what, const fs::path& p) {
+  throw IoError(what + " " + p.string() + ": " + std::strerror(errno));
+}
+
+void write_all(int fd, const uint8_t* p, size_t n, const fs::path& path, uint64_t total, uint64_t done) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) throw IoError(write_failure(path, errno, total, done));
+    p += w;
+    n -= static_cast<size_t>(w);
+    done += static_cast<uint64_t>(w);
+  }
+}
+
+size_t pread_full(int fd, uint8_t* p, size_t n, int64_t off, const fs::path& path) {
+  size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::pread(fd, p + got, n - got, off + static_cast<int64_t>(got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) io_failure("cannot read", path);
+    if (r == 0) break;
+    got += static_cast<size_t>(r);
+  }
+  return got;
+}
+
+}  // namespace
+
+bool is_encrypted_shard_file(const fs::path& path) {
+  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  uint8_t head[sizeof kMagic];
+  return f.fd >= 0 && pread_full(f.fd, head, sizeof head, 0, path) == sizeof head &&
+         std::memcmp(head, kMagic, sizeof kMagic) == 0;
+}
+
+EncryptedSizes encrypt_shard(const fs::path& plain, const fs::path& out, const DataKey& key,
+                             const ShardPlace& place) {
+  Fd in{::open(plain.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (in.fd < 0) io_failure("cannot open", plain);
+  struct stat st {};
+  if (::fstat(in.fd, &st) != 0) io_failure("cannot stat", plain);
+  if (st.st_size > kMaxPlainBytes)
+    throw ConfigError(
+        "shard " + place.name + " has " + std::to_string(st.st_size) +
+        " bytes, more than AES-GCM encrypts under one nonce (64 GiB): use a smaller --shard-size");
+  Fd o{::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
+  if (o.fd < 0) io_failure("cannot create", out);
+  const auto total = static_cast<uint64_t>(st.st_size + kShardCryptOverhead);
+
+  uint8_t header[kShardCryptHeaderBytes];
+  std::memcpy(header, kMagic, sizeof kMagic);
+  put_u32(header + 8, kVersion);
+  if (RAND_bytes(header + 12, kNonceBytes) != 1)
+    throw Error("shard " + place.name + ": no random nonce from OpenSSL");
+  const std::string what = "encrypting shard " + place.name;
+  Ctx ctx = start(true, key, header + 12, aad_of(header, place), what);
+  write_all(o.fd, header, sizeof header, out, total, 0);
+
+  EncryptedSizes r;
+  Xxh stored = new_xxh(), plain_sum = new_xxh();
+  XXH3_64bits_update(stored.get(), header, sizeof header);
+  std::vector<uint8_t> buf(kPiece), enc(kPiece);
+  uint64_t done = sizeof header;
+  for (;;) {
+    const size_t n = pread_full(in.fd, buf.data(), buf.size(), r.plain_bytes, plain);
+    if (n == 0) break;
+    int len = 0;
+    if (EVP_EncryptUpdate(ctx.get(), enc.data(), &len, buf.data(), static_cast<int>(n)) != 1 ||
+        len != static_cast<int>(n))
+      throw Error(what + ": AES-256-GCM failed");
+    XXH3_64bits_update(plain_sum.get(), buf.data(), n);
+    XXH3_64bits_update(stored.get(), enc.data(), n);
+    write_all(o.fd, enc.data(), n, out, total, done);
+    done += n;
+    r.plain_bytes += static_cast<int64_t>(n);
+  }
+  int len = 0;
+  uint8_t tag[kShardCryptTagBytes];
+  if (EVP_EncryptFinal_ex(ctx.get(), enc.data(), &len) != 1 ||
+      EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_GET_TAG, sizeof tag, tag) != 1)
+    throw Error(what + ": AES-256-GCM could not finish");
+  XXH3_64bits_update(stored.get(), tag, sizeof tag);
+  write_all(o.fd, tag, sizeof tag, out, total, done);
+  if (::close(o.fd) != 0) {
+    o.fd = -1;
+    throw IoError(write_failure(out, errno, total, total));
+  }
+  o.fd = -1;
+  r.bytes = r.plain_bytes + kShardCryptOverhead;
+  r.checksum = format_xxh3(XXH3_64bits_digest(stored.get()));
+  r.plain_checksum = format_xxh3(XXH3_64bits_digest(plain_sum.get()));
+  return r;
+}
+
+void decrypt_shard_in_place(const fs::path& path, const DataKey& key, const Manifest& m, size_t index) {
+  const ShardInfo& shard = m.shards.at(index);
+  const std::string where = "shard " + shard.name + " of manifest " + m.origin;
+  if (!m.encrypted()) throw Error(where + ": the dataset is not encrypted; nothing to decrypt");
+  if (key.id() != m.encryption.key_id)
+    throw ConfigError(where + " was encrypted with key id " + m.encryption.key_id + ", the key given (" +
+                      key.origin() + ") has id " + key.id());
+  Fd f{::open(path.c_str(), O_RDWR | O_CLOEXEC)};
+  if (f.fd < 0) io_failure("cannot open", path);
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0) io_failure("cannot stat", path);
+  const int64_t expected = shard.plain_bytes + kShardCryptOverhead;
+  if (st.st_size != expected)
+    throw IoError(where + ": the encrypted object has " + std::to_string(st.st_size) +
+                  " bytes, the manifest's " + std::to_string(shard.plain_bytes) +
+                  " bytes of plaintext make " + std::to_string(expected) +
+                  ": the object was modified or truncated");
+  uint8_t header[kShardCryptHeaderBytes], tag[kShardCryptTagBytes];
+  if (pread_full(f.fd, header, sizeof header, 0, path) != sizeof header ||
+      pread_full(f.fd, tag, sizeof tag, st.st_size - kShardCryptTagBytes, path) != sizeof tag)
+    throw IoError(where + ": " + path.string() + " shrank while it was decrypted");
+  if (std::memcmp(header, kMagic, sizeof kMagic) != 0)
+    throw IoError(where + ": not an encrypted shard object (no \"STRATAGC\" magic at its start)");
+  if (header[8] != kVersion || header[9] != 0 || header[10] != 0 || header[11] != 0)
+    throw IoError(where + ": encrypted object version " + std::to_string(header[8]) + ", this build reads 1");
+
+  const ShardPlace place{m.encryption.dataset_id, shard.name, static_cast<int64_t>(index)};
+  Ctx ctx = start(false, key, header + 12, aad_of(header, place), "decrypting " + where);
+  Xxh plain_sum = new_xxh();
+  std::vector<uint8_t> buf(kPiece), dec(kPiece);
+  for (int64_t off = 0; off < shard.plain_bytes;) {
+    const size_t want = static_cast<size_t>(std::min<int64_t>(kPiece, shard.plain_bytes - off));
+    if (pread_full(f.fd, buf.data(), want, kShardCryptHeaderBytes + off, path) != want)
+      throw IoError(where + ": " + path.string() + " shrank while it was decrypted");
+    int len = 0;
+    if (EVP_DecryptUpdate(ctx.get(), dec.data(), &len, buf.data(), static_cast<int>(want)) != 1 ||
+        len != static_cast<int>(want))
+      throw Error("decrypting " + where + ": AES-256-GCM failed");
+    XXH3_64bits_update(plain_sum.get(), dec.data(), want);
+    size_t put = 0;
+    while (put < want) {
+      const ssize_t w = ::pwrite(f.fd, dec.data() + put, want - put, off + static_cast<int64_t>(put));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) io_failure("cannot write the decrypted shard to", path);
+      put += static_cast<size_t>(w);
+    }
+    off += static_cast<int64_t>(want);
+  }
+  int len = 0;
+  if (EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_TAG, sizeof tag, tag) != 1 ||
+      EVP_DecryptFinal_ex(ctx.get(), dec.data(), &len) != 1)
+    throw IoError("authentication tag mismatch in " + where +
+                  ": the object was modified or truncated, or is another shard's");
+  if (::ftruncate(f.fd, shard.plain_bytes) != 0) io_failure("cannot truncate", path);
+  const std::string got = format_xxh3(XXH3_64bits_digest(plain_sum.get()));
+  if (got != shard.plain_checksum)
+    throw IoError(where + ": the decrypted shard's checksum is " + got +
+                  ", the manifest's plain_checksum says " + shard.plain_checksum);
+}
+
+}  // namespace strata::data
