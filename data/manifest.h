@@ -27,7 +27,7 @@ struct ShardInfo {
   // Encrypted datasets only (empty otherwise): the decrypted shard file's size
   // and checksum; `bytes` and `checksum` are then the stored object's.
   int64_t plain_bytes = 0;
-  std::string plain_checksum;
+  std::string plain_checksum = {};
   // The shard file as the cache holds it: decrypted when the dataset is
   // encrypted, the object itself otherwise.
   int64_t staged_bytes() const { return plain_checksum.empty() ? bytes : plain_bytes; }
