@@ -6,7 +6,8 @@
 # signature or the key. Twenty steps trained from each pack must end in
 # byte-identical model and optimizer tensors. A wrong key, no key and a key
 # pasted into the config are each refused with their message, and the key is in
-# no file of the run directory and in no output.
+# no file of the run directory and in no output (nor, under strace, in any byte
+# strata-train writes).
 #   usage: encryption.sh BIN_DIR SOURCE_DIR   (ctest fixture rgw: STRATA_TEST_S3_*)
 set -euo pipefail
 BIN=$1
@@ -84,7 +85,11 @@ train() {  # train NAME PREFIX [overrides...]: a run in $W/NAME from s3://$bucke
     --run-dir "$W/$name" >"$W/$name.log" 2>&1
 }
 train plain plain || fail "training from the plain pack failed: $(tail -3 "$W/plain.log")"
-train enc enc data.encryption_key_file="$W/data.key" || fail "training from the encrypted pack failed: $(tail -3 "$W/enc.log")"
+# under strace (when installed): every byte written to a socket, a file or the terminal is captured, in hex
+traced=()
+command -v strace >/dev/null && traced=(strace -f -qq -xx -s 1048576 -e trace=write,writev,pwrite64,send,sendto,sendmsg -o "$W/enc.trace")
+"${traced[@]}" env BIN="$BIN" bash -c "$(declare -f train); W='$W' SRC='$SRC' bucket='$bucket' train enc enc data.encryption_key_file='$W/data.key'" ||
+  fail "training from the encrypted pack failed: $(tail -3 "$W/enc.log")"
 a=$(ls "$W/plain/checkpoints"/step-*.h5 | sort | tail -1)
 b=$(ls "$W/enc/checkpoints"/step-*.h5 | sort | tail -1)
 [ "$(basename "$a")" = "$(basename "$b")" ] || fail "the runs ended at different steps: $a, $b"
@@ -103,6 +108,22 @@ for p in files:
 print(f"run directory and logs: {len(files)} files, no key")
 PY
 grep -qF "encryption_key_file: $W/data.key" "$W/enc/resolved.yaml" || fail "resolved.yaml does not name the key file"
+if [ -f "$W/enc.trace" ]; then
+  python3 - "$W/enc.trace" "$KEY_HEX" "$AWS_ACCESS_KEY_ID" "$D/t10k-images-idx3-ubyte.gz" <<'PY' || fail "the key is in strata-train's writes"
+import gzip, re, sys
+trace, key_hex, access, images = sys.argv[1:]
+raw = re.sub(rb"\\x([0-9a-f]{2})", lambda m: bytes([int(m.group(1), 16)]), open(trace, "rb").read())
+assert f"Credential={access}/".encode() in raw, "the capture holds no signed request: strace saw no socket traffic"
+run = gzip.open(images).read()[16 + 280:16 + 344]
+assert run in raw, "the capture lacks the decrypted shards written to the cache: strace saw no file writes"
+for form in (bytes.fromhex(key_hex), key_hex.encode(), key_hex.upper().encode()):
+    assert form not in raw, "the key is in a write"
+print(f"strata-train under strace: {raw.count(b'write') + raw.count(b'send')} writes and sends (signed requests, "
+      f"decrypted shards written to the cache), no key")
+PY
+else
+  echo "strace is not installed: the writes of strata-train were not captured"
+fi
 
 # refusals: a wrong key (from STRATA_DATA_KEY), no key, a key pasted into the config
 rc=0
