@@ -43,12 +43,17 @@ void put_u32(uint8_t* p, uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
 }
 
+int hex_digit(char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1; }
+
 std::string aad_of(const uint8_t* header, const ShardPlace& place) {
   std::string aad(reinterpret_cast<const char*>(header), kShardCryptHeaderBytes);
-  if (place.dataset_id.size() != 32)
-    throw Error("shard " + place.name + ": dataset id '" + place.dataset_id + "' is not 32 hex digits");
-  for (size_t i = 0; i < 32; i += 2)
-    aad += static_cast<char>(std::stoi(place.dataset_id.substr(i, 2), nullptr, 16));
+  const std::string& id = place.dataset_id;
+  for (size_t i = 0; i < id.size() && id.size() == 32; i += 2) {
+    if (hex_digit(id[i]) < 0 || hex_digit(id[i + 1]) < 0) break;
+    aad += static_cast<char>(hex_digit(id[i]) * 16 + hex_digit(id[i + 1]));
+  }
+  if (aad.size() != kShardCryptHeaderBytes + 16)
+    throw Error("shard " + place.name + ": dataset id '" + id + "' is not 32 lowercase hex digits");
   for (int i = 0; i < 8; ++i) aad += static_cast<char>(static_cast<uint64_t>(place.index) >> (8 * i));
   aad += place.name;
   return aad;
@@ -178,7 +183,10 @@ EncryptedSizes encrypt_shard(const fs::path& plain, const fs::path& out, const D
 }
 
 void decrypt_shard_in_place(const fs::path& path, const DataKey& key, const Manifest& m, size_t index) {
-  const ShardInfo& shard = m.shards.at(index);
+  if (index >= m.shards.size())
+    throw Error("manifest " + m.origin + " has " + std::to_string(m.shards.size()) + " shards, no shard " +
+                std::to_string(index));
+  const ShardInfo& shard = m.shards[index];
   const std::string where = "shard " + shard.name + " of manifest " + m.origin;
   if (!m.encrypted()) throw Error(where + ": the dataset is not encrypted; nothing to decrypt");
   if (key.id() != m.encryption.key_id)
