@@ -95,17 +95,15 @@ void DatasetPacker::seal() {
   m.writer.reset();
   if (m.opt.key) {
     // The plaintext never leaves this machine: only the encrypted object is uploaded.
-    const fs::path enc = m.writer_path.string() + ".enc";
     const auto index = static_cast<int64_t>(m.manifest.shards.size()) - 1;
-    const EncryptedSizes e =
-        encrypt_shard(m.writer_path, enc, *m.opt.key, {m.manifest.encryption.dataset_id, info.name, index});
-    fs::remove(m.writer_path);
+    const EncryptedSizes e = encrypt_shard_in_place(m.writer_path, *m.opt.key,
+                                                    {m.manifest.encryption.dataset_id, info.name, index});
     info.bytes = e.bytes;
     info.checksum = e.checksum;
     info.plain_bytes = e.plain_bytes;
     info.plain_checksum = e.plain_checksum;
-    m.out->put_file(info.name, enc);
-    fs::remove(enc);
+    m.out->put_file(info.name, m.writer_path);
+    fs::remove(m.writer_path);
   } else {
     info.bytes = static_cast<int64_t>(fs::file_size(m.writer_path));
     info.checksum = checksum_file(m.writer_path.string());

@@ -91,17 +91,6 @@ Xxh new_xxh() {
   throw IoError(what + " " + p.string() + ": " + std::strerror(errno));
 }
 
-void write_all(int fd, const uint8_t* p, size_t n, const fs::path& path, uint64_t total, uint64_t done) {
-  while (n > 0) {
-    const ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) throw IoError(write_failure(path, errno, total, done));
-    p += w;
-    n -= static_cast<size_t>(w);
-    done += static_cast<uint64_t>(w);
-  }
-}
-
 size_t pread_full(int fd, uint8_t* p, size_t n, int64_t off, const fs::path& path) {
   size_t got = 0;
   while (got < n) {
@@ -123,19 +112,25 @@ bool is_encrypted_shard_file(const fs::path& path) {
          std::memcmp(head, kMagic, sizeof kMagic) == 0;
 }
 
-EncryptedSizes encrypt_shard(const fs::path& plain, const fs::path& out, const DataKey& key,
-                             const ShardPlace& place) {
-  Fd in{::open(plain.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (in.fd < 0) io_failure("cannot open", plain);
+EncryptedSizes encrypt_shard_in_place(const fs::path& path, const DataKey& key, const ShardPlace& place) {
+  Fd f{::open(path.c_str(), O_RDWR | O_CLOEXEC)};
+  if (f.fd < 0) io_failure("cannot open", path);
   struct stat st {};
-  if (::fstat(in.fd, &st) != 0) io_failure("cannot stat", plain);
-  if (st.st_size > kMaxPlainBytes)
+  if (::fstat(f.fd, &st) != 0) io_failure("cannot stat", path);
+  const int64_t n = st.st_size;
+  if (n > kMaxPlainBytes)
     throw ConfigError(
-        "shard " + place.name + " has " + std::to_string(st.st_size) +
+        "shard " + place.name + " has " + std::to_string(n) +
         " bytes, more than AES-GCM encrypts under one nonce (64 GiB): use a smaller --shard-size");
-  Fd o{::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
-  if (o.fd < 0) io_failure("cannot create", out);
-  const auto total = static_cast<uint64_t>(st.st_size + kShardCryptOverhead);
+  const auto total = static_cast<uint64_t>(n + kShardCryptOverhead);
+  auto write_at = [&](const uint8_t* p, size_t len, int64_t off) {
+    for (size_t put = 0; put < len;) {
+      const ssize_t w = ::pwrite(f.fd, p + put, len - put, off + static_cast<int64_t>(put));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) throw IoError(write_failure(path, errno, total, static_cast<uint64_t>(off) + put));
+      put += static_cast<size_t>(w);
+    }
+  };
 
   uint8_t header[kShardCryptHeaderBytes];
   std::memcpy(header, kMagic, sizeof kMagic);
@@ -144,25 +139,27 @@ EncryptedSizes encrypt_shard(const fs::path& plain, const fs::path& out, const D
     throw Error("shard " + place.name + ": no random nonce from OpenSSL");
   const std::string what = "encrypting shard " + place.name;
   Ctx ctx = start(true, key, header + 12, aad_of(header, place), what);
-  write_all(o.fd, header, sizeof header, out, total, 0);
 
+  // Piece k's ciphertext lands 24 bytes further on, over the start of piece
+  // k + 1: that piece is read before piece k is written.
   EncryptedSizes r;
   Xxh stored = new_xxh(), plain_sum = new_xxh();
   XXH3_64bits_update(stored.get(), header, sizeof header);
-  std::vector<uint8_t> buf(kPiece), enc(kPiece);
-  uint64_t done = sizeof header;
-  for (;;) {
-    const size_t n = pread_full(in.fd, buf.data(), buf.size(), r.plain_bytes, plain);
-    if (n == 0) break;
+  std::vector<uint8_t> cur(kPiece), next(kPiece), enc(kPiece);
+  size_t cur_n = pread_full(f.fd, cur.data(), kPiece, 0, path);
+  write_at(header, sizeof header, 0);  // over piece 0's first bytes, read already
+  for (int64_t off = 0; cur_n > 0;) {
+    const size_t next_n = pread_full(f.fd, next.data(), kPiece, off + static_cast<int64_t>(cur_n), path);
     int len = 0;
-    if (EVP_EncryptUpdate(ctx.get(), enc.data(), &len, buf.data(), static_cast<int>(n)) != 1 ||
-        len != static_cast<int>(n))
+    if (EVP_EncryptUpdate(ctx.get(), enc.data(), &len, cur.data(), static_cast<int>(cur_n)) != 1 ||
+        len != static_cast<int>(cur_n))
       throw Error(what + ": AES-256-GCM failed");
-    XXH3_64bits_update(plain_sum.get(), buf.data(), n);
-    XXH3_64bits_update(stored.get(), enc.data(), n);
-    write_all(o.fd, enc.data(), n, out, total, done);
-    done += n;
-    r.plain_bytes += static_cast<int64_t>(n);
+    XXH3_64bits_update(plain_sum.get(), cur.data(), cur_n);
+    XXH3_64bits_update(stored.get(), enc.data(), cur_n);
+    write_at(enc.data(), cur_n, kShardCryptHeaderBytes + off);
+    off += static_cast<int64_t>(cur_n);
+    std::swap(cur, next);
+    cur_n = next_n;
   }
   int len = 0;
   uint8_t tag[kShardCryptTagBytes];
@@ -170,13 +167,14 @@ EncryptedSizes encrypt_shard(const fs::path& plain, const fs::path& out, const D
       EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_GET_TAG, sizeof tag, tag) != 1)
     throw Error(what + ": AES-256-GCM could not finish");
   XXH3_64bits_update(stored.get(), tag, sizeof tag);
-  write_all(o.fd, tag, sizeof tag, out, total, done);
-  if (::close(o.fd) != 0) {
-    o.fd = -1;
-    throw IoError(write_failure(out, errno, total, total));
+  write_at(tag, sizeof tag, kShardCryptHeaderBytes + n);
+  if (::close(f.fd) != 0) {
+    f.fd = -1;
+    throw IoError(write_failure(path, errno, total, total));
   }
-  o.fd = -1;
-  r.bytes = r.plain_bytes + kShardCryptOverhead;
+  f.fd = -1;
+  r.plain_bytes = n;
+  r.bytes = n + kShardCryptOverhead;
   r.checksum = format_xxh3(XXH3_64bits_digest(stored.get()));
   r.plain_checksum = format_xxh3(XXH3_64bits_digest(plain_sum.get()));
   return r;

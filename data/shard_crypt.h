@@ -42,10 +42,12 @@ struct EncryptedSizes {
   std::string plain_checksum;
 };
 
-// Encrypts the file `plain` into `out` (created or truncated) with a fresh
-// random nonce.
-EncryptedSizes encrypt_shard(const std::filesystem::path& plain, const std::filesystem::path& out,
-                             const DataKey& key, const ShardPlace& place);
+// Encrypts the shard file at `path` in place, with a fresh random nonce: it
+// grows by 40 bytes and holds the object. As decryption does, it works piece
+// by piece over the file itself, so packing needs no second copy on disk. On
+// an error the file holds garbage (strata-pack's temporary, removed).
+EncryptedSizes encrypt_shard_in_place(const std::filesystem::path& path, const DataKey& key,
+                                      const ShardPlace& place);
 
 // Decrypts shard `index` of the encrypted manifest `m`, stored at `path`, in
 // place: on return the file holds the plaintext, whose size and xxh3 match the
