@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "core/checkpoint.h"
 #include "core/checkpoint_compare.h"
+#include "data/shard_crypt.h"
 #include "data/shard_inspect.h"
 
 namespace fs = std::filesystem;
@@ -186,6 +187,10 @@ int main(int argc, char** argv) {
       return c.identical ? 0 : 1;
     }
     json j;
+    if (data::is_encrypted_shard_file(file))
+      throw IoError(file +
+                    ": an encrypted shard object (AES-256-GCM, docs/data-format.md \"Encrypted datasets\"); "
+                    "the loader's cache holds it decrypted, inspect it there");
     if (data::is_shard_file(file)) {
       j = shard_json(file);
     } else {

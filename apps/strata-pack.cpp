@@ -42,11 +42,15 @@ The common options (the Options above) go before or after the subcommand;
 `strata-pack SUBCOMMAND --help` lists each subcommand's own.
 S3 credentials come from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /
 AWS_SESSION_TOKEN or the shared credentials file (AWS_SHARED_CREDENTIALS_FILE,
-AWS_PROFILE).)";
+AWS_PROFILE).
+Encryption at rest: with --encrypt-key-file, or else a key in the file that
+STRATA_DATA_KEY_FILE names or in STRATA_DATA_KEY (64 hex digits), every shard is
+stored AES-256-GCM encrypted and the manifest records the key's id (never the
+key); strata-train then needs the same key (docs/data-format.md).)";
 
 // Every option of every subcommand, filled by CLI11.
 struct PackArgs {
-  std::string out, shard_size, prefix = "shard", endpoint, region;
+  std::string out, shard_size, prefix = "shard", endpoint, region, key_file;
   int deflate = 0;
   bool quiet = false;
   std::string images, labels, root, input, tokens_dtype;
@@ -80,6 +84,11 @@ int main(int argc, char** argv) {
       ->option_text("URL");
   app.add_option("--region", a.region, "S3 region (default: AWS_REGION, AWS_DEFAULT_REGION, us-east-1)")
       ->option_text("NAME");
+  app.add_option(
+         "--encrypt-key-file", a.key_file,
+         "Encrypt every shard (AES-256-GCM) with the key in FILE: 32 raw bytes or 64 hex digits "
+         "(default: the file STRATA_DATA_KEY_FILE names, else STRATA_DATA_KEY; neither: no encryption)")
+      ->option_text("FILE");
   app.add_flag("--quiet", a.quiet, "No progress lines");
 
   CLI::App* idx = app.add_subcommand("idx", "IDX images and labels (Fashion-MNIST, MNIST)");
@@ -130,6 +139,9 @@ int main(int argc, char** argv) {
     p.prefix = a.prefix;
     p.source.endpoint = a.endpoint;
     p.source.region = a.region;
+    p.key = resolve_data_key(a.key_file, "--encrypt-key-file");
+    if (p.key && p.log)
+      p.log("encrypting every shard with key id " + p.key->id() + " from " + p.key->origin());
     Manifest m;
     if (cmd == "idx") {
       m = pack_idx(a.images, a.labels, p);

@@ -21,6 +21,7 @@
 #include "core/random.h"
 #include "core/trainer/config_checks.h"
 #include "core/trainer/trainer.h"
+#include "data/data_key.h"
 #include "data/loader.h"
 #include "data/s3_endpoint.h"
 #include "data/token_loader.h"
@@ -48,12 +49,15 @@ std::string default_run_dir(const std::string& config) {
   return "runs/" + fs::path(config).stem().string() + "-" + stamp;
 }
 
+using DataKeyPtr = std::shared_ptr<const data::DataKey>;
+
 // What the image and the token loaders share: the dataset, the node-local cache
 // (STRATA_CACHE_DIR overrides data.cache_dir), the seed, this rank's place, the batch.
 template <class Options>
 void set_shared_loader_options(Options& o, const TrainConfig& c, const std::string& url,
-                               const Communicator& comm) {
+                               const Communicator& comm, const DataKeyPtr& key) {
   o.url = url;
+  o.key = key;  // every dataset of a job with a key must be encrypted with it
   const char* cache_env = std::getenv("STRATA_CACHE_DIR");
   o.cache_dir = cache_env && *cache_env ? cache_env : c.data.cache_dir;
   o.cache_bytes = c.data.cache_bytes;
@@ -78,9 +82,9 @@ void set_shared_loader_options(Options& o, const TrainConfig& c, const std::stri
 }
 
 data::LoaderOptions loader_options(const TrainConfig& c, const std::string& url, const Communicator& comm,
-                                   bool train, Device device) {
+                                   bool train, Device device, const DataKeyPtr& key) {
   data::LoaderOptions o;
-  set_shared_loader_options(o, c, url, comm);
+  set_shared_loader_options(o, c, url, comm, key);
   o.batch_memory = batch_memory_for(device);  // pinned for a GPU: the copy stream reads it
   o.shuffle = train;
   o.shuffle_window = c.data.shuffle_window > 0 ? c.data.shuffle_window : 1;
@@ -104,9 +108,10 @@ data::LoaderOptions loader_options(const TrainConfig& c, const std::string& url,
 }
 
 data::TokenLoaderOptions token_loader_options(const TrainConfig& c, const std::string& url,
-                                              const Communicator& comm, bool train, Device device) {
+                                              const Communicator& comm, bool train, Device device,
+                                              const DataKeyPtr& key) {
   data::TokenLoaderOptions o;
-  set_shared_loader_options(o, c, url, comm);
+  set_shared_loader_options(o, c, url, comm, key);
   o.batch_memory = batch_memory_for(device);
   o.context = c.model.context;
   o.shuffle = train;
@@ -131,11 +136,12 @@ auto open_dataset(const std::string& key, const std::string& url, Open open) {
   }
 }
 
-Sources image_sources(const TrainConfig& cfg, const Communicator& comm, Device device) {
+Sources image_sources(const TrainConfig& cfg, const Communicator& comm, Device device,
+                      const DataKeyPtr& data_key) {
   Sources s;
   auto open = [&](const std::string& key, const std::string& url, bool train) {
     return open_dataset(key, url, [&] {
-      return std::make_unique<data::Loader>(loader_options(cfg, url, comm, train, device));
+      return std::make_unique<data::Loader>(loader_options(cfg, url, comm, train, device, data_key));
     });
   };
   // used when u8 pixels reach the task (a GPU run); on the CPU the loader has normalised them
@@ -151,11 +157,13 @@ Sources image_sources(const TrainConfig& cfg, const Communicator& comm, Device d
   return s;
 }
 
-Sources token_sources(const TrainConfig& cfg, const Communicator& comm, Device device) {
+Sources token_sources(const TrainConfig& cfg, const Communicator& comm, Device device,
+                      const DataKeyPtr& data_key) {
   Sources s;
   auto open = [&](const std::string& key, const std::string& url, bool train) {
     auto l = open_dataset(key, url, [&] {
-      return std::make_unique<data::TokenLoader>(token_loader_options(cfg, url, comm, train, device));
+      return std::make_unique<data::TokenLoader>(
+          token_loader_options(cfg, url, comm, train, device, data_key));
     });
     if (l->vocab_size() > cfg.model.vocab_size)
       throw ConfigError(key + ": " + url + " holds token ids up to " + std::to_string(l->vocab_size() - 1) +
@@ -182,6 +190,7 @@ int dry_run(const TrainConfig& cfg, const std::string& config, bool quiet) {
   if (cfg.data.train_url.empty()) throw ConfigError(config + ": data.train_url is required");
   const models::ModelEntry& entry = models::model_entry(cfg.model.name);  // an unknown name fails here
   const std::vector<std::string> checked = check_config_without_data(cfg, *make_task(entry.task, {}));
+  const DataKeyPtr key = data::resolve_data_key(cfg.data.encryption_key_file, "data.encryption_key_file");
   std::fputs(to_yaml(cfg).c_str(), stdout);
   if (quiet) return 0;
   std::fprintf(stderr, "strata-train: dry run: %s is valid (every key, the checks between keys)\n",
@@ -189,6 +198,9 @@ int dry_run(const TrainConfig& cfg, const std::string& config, bool quiet) {
   std::fprintf(stderr, "  model %s: a known model of the %s task\n", cfg.model.name.c_str(),
                entry.task.c_str());
   for (const std::string& line : checked) std::fprintf(stderr, "  %s\n", line.c_str());
+  if (key)
+    std::fprintf(stderr, "  data key: id %s, from %s (the datasets must be encrypted with it)\n",
+                 key->id().c_str(), key->origin().c_str());
   std::fprintf(stderr,
                "  not read: the data (sample shape, vocabulary, steps per epoch are checked when a run "
                "starts, before its run directory is made)\n"
@@ -237,8 +249,10 @@ int run(int argc, char** argv) {
   cuda::set_allow_tf32(cfg.precision.allow_tf32);
   if (cfg.data.train_url.empty()) throw ConfigError(config + ": data.train_url is required");
   const models::ModelEntry& entry = models::model_entry(cfg.model.name);  // an unknown name fails here
-  Sources data = entry.task == "causal_lm" ? token_sources(cfg, *comm, device.device)
-                                           : image_sources(cfg, *comm, device.device);
+  // The data key, if any: data.encryption_key_file, else STRATA_DATA_KEY_FILE, else STRATA_DATA_KEY.
+  const DataKeyPtr key = data::resolve_data_key(cfg.data.encryption_key_file, "data.encryption_key_file");
+  Sources data = entry.task == "causal_lm" ? token_sources(cfg, *comm, device.device, key)
+                                           : image_sources(cfg, *comm, device.device, key);
   const models::ModelSpec spec = models::spec_from_config(cfg, data.task.sample_shape);
   auto model = entry.build(spec);
   model->to(device.device);  // initialised on the host from the seed, so every device starts alike

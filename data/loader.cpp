@@ -40,8 +40,10 @@ void Loader::init() {
     throw ConfigError("loader: batch size must be >= 1, got " + std::to_string(opts_.batch_size));
   if (opts_.lookahead_bytes < 0) throw ConfigError("loader: look-ahead bytes must be >= 0");
   cache_ = std::make_unique<ShardCache>(
-      *source_,
-      ShardCacheOptions{dataset_cache_dir(opts_.cache_dir, opts_.url), opts_.cache_bytes, opts_.lifetime});
+      *source_, ShardCacheOptions{.dir = dataset_cache_dir(opts_.cache_dir, opts_.url),
+                                  .capacity_bytes = opts_.cache_bytes,
+                                  .lifetime = opts_.lifetime,
+                                  .key = opts_.key});
   const Manifest& m = cache_->manifest();
   for (auto& f : m.schema) {
     const NormalizeU8* norm = nullptr;

@@ -24,6 +24,8 @@ struct LoaderOptions {
   std::filesystem::path cache_dir;  // node-local; shared by the job's processes on the node
   int64_t cache_bytes = 0;          // capacity of cache_dir
   CacheLifetime lifetime = CacheLifetime::kJob;
+  // The key of an encrypted dataset (data/data_key.h); null for a plain one.
+  std::shared_ptr<const DataKey> key;
   uint64_t seed = 0;
   int rank = 0;
   int world_size = 1;

@@ -55,6 +55,39 @@ int64_t checked_bytes(int64_t elem, const std::vector<int64_t>& shape) {
   return n;
 }
 
+std::string get_checksum(const json& obj, const char* key, const std::string& origin,
+                         const std::string& path) {
+  std::string c = get_string(obj, key, origin, path);
+  if (c.rfind("xxh3:", 0) != 0 || c.size() != 5 + 16 ||
+      c.find_first_not_of("0123456789abcdef", 5) != std::string::npos)
+    bad(origin, path + key, "must be \"xxh3:\" and 16 lowercase hex digits, got '" + c + "'");
+  return c;
+}
+
+bool lower_hex(const std::string& s, size_t from, size_t digits) {
+  return s.size() == from + digits && s.find_first_not_of("0123456789abcdef", from) == std::string::npos;
+}
+
+// Header and tag of an encrypted shard object (data/shard_crypt.h).
+constexpr int64_t kEncryptionOverhead = 40;
+
+void read_encryption(const json& e, const std::string& origin, DatasetEncryption& out) {
+  if (!e.is_object()) bad(origin, "encryption", "must be an object");
+  const std::string p = "encryption.";
+  out.algorithm = get_string(e, "algorithm", origin, p);
+  if (out.algorithm != "aes-256-gcm")
+    bad(origin, p + "algorithm", "is '" + out.algorithm + "'; this build reads \"aes-256-gcm\"");
+  out.key_id = get_string(e, "key_id", origin, p);
+  if (out.key_id.rfind("sha256:", 0) != 0 || !lower_hex(out.key_id, 7, 16))
+    bad(origin, p + "key_id", "must be \"sha256:\" and 16 lowercase hex digits, got '" + out.key_id + "'");
+  out.dataset_id = get_string(e, "dataset_id", origin, p);
+  if (!lower_hex(out.dataset_id, 0, 32))
+    bad(origin, p + "dataset_id", "must be 32 lowercase hex digits, got '" + out.dataset_id + "'");
+  out.manifest_mac = get_string(e, "manifest_mac", origin, p);
+  if (out.manifest_mac.rfind("hmac-sha256:", 0) != 0 || !lower_hex(out.manifest_mac, 12, 64))
+    bad(origin, p + "manifest_mac", "must be \"hmac-sha256:\" and 64 lowercase hex digits");
+}
+
 std::string join(const std::vector<int64_t>& v) {
   std::string out = "[";
   for (size_t k = 0; k < v.size(); ++k) {
@@ -107,11 +140,21 @@ std::string Manifest::to_json() const {
     j["schema"].push_back(
         {{"name", f.name}, {"dtype", f.dtype}, {"shape", f.shape}, {"variable", f.variable}});
   j["shards"] = json::array();
-  for (const auto& s : shards)
-    j["shards"].push_back(
-        {{"name", s.name}, {"samples", s.samples}, {"bytes", s.bytes}, {"checksum", s.checksum}});
+  for (const auto& s : shards) {
+    json e = {{"name", s.name}, {"samples", s.samples}, {"bytes", s.bytes}, {"checksum", s.checksum}};
+    if (encrypted()) {
+      e["plain_bytes"] = s.plain_bytes;
+      e["plain_checksum"] = s.plain_checksum;
+    }
+    j["shards"].push_back(std::move(e));
+  }
   if (!class_names.empty()) j["class_names"] = class_names;
   if (vocab_size > 0) j["vocab_size"] = vocab_size;
+  if (encrypted())
+    j["encryption"] = {{"algorithm", encryption.algorithm},
+                       {"key_id", encryption.key_id},
+                       {"dataset_id", encryption.dataset_id},
+                       {"manifest_mac", encryption.manifest_mac}};
   return j.dump(1) + "\n";
 }
 
@@ -170,6 +213,8 @@ Manifest Manifest::from_json(const std::string& text, const std::string& origin)
     m.schema.push_back(std::move(f));
   }
 
+  if (j.contains("encryption")) read_encryption(j["encryption"], origin, m.encryption);
+  const bool encrypted = m.encrypted();
   const json& shards = member(j, "shards", origin, "");
   if (!shards.is_array()) bad(origin, "shards", "must be an array");
   // Fixed bytes per sample; a shard of `samples` samples must not overflow it either.
@@ -202,11 +247,15 @@ Manifest Manifest::from_json(const std::string& text, const std::string& origin)
       bad(origin, path + "samples", "makes the dataset's total sample count overflow int64");
     if (__builtin_add_overflow(total_bytes, s.bytes, &total_bytes))
       bad(origin, path + "bytes", "makes the dataset's total bytes overflow int64");
-    s.checksum = get_string(e, "checksum", origin, path);
-    if (s.checksum.rfind("xxh3:", 0) != 0 || s.checksum.size() != 5 + 16 ||
-        s.checksum.find_first_not_of("0123456789abcdef", 5) != std::string::npos)
-      bad(origin, path + "checksum",
-          "must be \"xxh3:\" and 16 lowercase hex digits, got '" + s.checksum + "'");
+    s.checksum = get_checksum(e, "checksum", origin, path);
+    if (encrypted) {
+      s.plain_bytes = get_count(e, "plain_bytes", origin, path);
+      s.plain_checksum = get_checksum(e, "plain_checksum", origin, path);
+      if (s.bytes != s.plain_bytes + kEncryptionOverhead)
+        bad(origin, path + "bytes",
+            "is " + std::to_string(s.bytes) + ": an encrypted object of " + std::to_string(s.plain_bytes) +
+                " plain bytes has " + std::to_string(s.plain_bytes + kEncryptionOverhead));
+    }
     m.shards.push_back(std::move(s));
   }
 

@@ -24,6 +24,24 @@ struct ShardInfo {
   int64_t samples = 0;
   int64_t bytes = 0;     // file size
   std::string checksum;  // "xxh3:<16 hex digits>"
+  // Encrypted datasets only (empty otherwise): the decrypted shard file's size
+  // and checksum; `bytes` and `checksum` are then the stored object's.
+  int64_t plain_bytes = 0;
+  std::string plain_checksum = {};
+  // The shard file as the cache holds it: decrypted when the dataset is
+  // encrypted, the object itself otherwise.
+  int64_t staged_bytes() const { return plain_checksum.empty() ? bytes : plain_bytes; }
+  const std::string& staged_checksum() const { return plain_checksum.empty() ? checksum : plain_checksum; }
+};
+
+// An encrypted dataset (docs/data-format.md, "Encrypted datasets"): its shards
+// are AES-256-GCM objects (data/shard_crypt.h), and the manifest carries an
+// HMAC under the data key, so neither can be changed unseen by a key holder.
+struct DatasetEncryption {
+  std::string algorithm;     // "aes-256-gcm"; empty: not encrypted
+  std::string key_id;        // DataKey::id() of the key, never the key
+  std::string dataset_id;    // 32 hex digits, random per packed dataset
+  std::string manifest_mac;  // "hmac-sha256:<64 hex>" over the manifest (data/manifest_auth.h)
 };
 
 struct Manifest {
@@ -37,6 +55,8 @@ struct Manifest {
   // field "tokens" (u16 or i32, scalar per sample): each shard is a 1-D token
   // array and a shard's `samples` is its token count (docs/data-format.md).
   int64_t vocab_size = 0;
+  DatasetEncryption encryption;
+  bool encrypted() const { return !encryption.algorithm.empty(); }
   // Where from_json read this manifest (a URL or a path), for error messages that
   // must name it; not part of the JSON.
   std::string origin;

@@ -1,6 +1,7 @@
 // DatasetPacker and the three input readers of strata-pack.
 #include "data/packer.h"
 
+#include <openssl/rand.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,10 +12,31 @@
 
 #include "base/error.h"
 #include "data/idx.h"
+#include "data/manifest_auth.h"
 #include "data/shard.h"
+#include "data/shard_crypt.h"
 
 namespace strata::data {
 namespace fs = std::filesystem;
+
+namespace {
+
+// 16 random bytes naming one packed dataset in its shards' authenticated data:
+// an object copied from another dataset packed with the same key fails its tag.
+std::string random_dataset_id() {
+  unsigned char b[16];
+  if (RAND_bytes(b, sizeof b) != 1)
+    throw Error("strata-pack: no random bytes from OpenSSL for the dataset id");
+  static const char* digits = "0123456789abcdef";
+  std::string s;
+  for (unsigned char c : b) {
+    s += digits[c >> 4];
+    s += digits[c & 15];
+  }
+  return s;
+}
+
+}  // namespace
 
 struct DatasetPacker::Impl {
   std::vector<FieldSpec> schema;
@@ -41,6 +63,7 @@ DatasetPacker::DatasetPacker(std::vector<FieldSpec> schema, PackOptions options)
   fs::create_directories(m.tmp_dir);
   m.manifest.schema = m.schema;
   m.manifest.compression = m.opt.deflate_level > 0 ? "deflate" : "none";
+  if (m.opt.key) m.manifest.encryption = {"aes-256-gcm", m.opt.key->id(), random_dataset_id(), ""};
 }
 
 DatasetPacker::~DatasetPacker() {
@@ -57,7 +80,7 @@ void DatasetPacker::add(const std::vector<std::pair<const void*, size_t>>& field
     const std::string shard = m.opt.prefix + name;
     m.writer_path = m.tmp_dir / fs::path(shard).filename();
     m.writer = std::make_unique<ShardWriter>(m.writer_path.string(), m.schema, m.opt.deflate_level);
-    m.manifest.shards.push_back(ShardInfo{shard, 0, 0, ""});
+    m.manifest.shards.push_back(ShardInfo{shard, 0, 0, "", 0, ""});
   }
   m.writer->add(fields);
   if (m.writer->bytes_buffered() >= m.opt.shard_bytes) seal();
@@ -70,10 +93,23 @@ void DatasetPacker::seal() {
   info.samples = m.writer->samples();
   m.writer->finish();
   m.writer.reset();
-  info.bytes = static_cast<int64_t>(fs::file_size(m.writer_path));
-  info.checksum = checksum_file(m.writer_path.string());
-  m.out->put_file(info.name, m.writer_path);
-  fs::remove(m.writer_path);
+  if (m.opt.key) {
+    // The plaintext never leaves this machine: only the encrypted object is uploaded.
+    const auto index = static_cast<int64_t>(m.manifest.shards.size()) - 1;
+    const EncryptedSizes e = encrypt_shard_in_place(m.writer_path, *m.opt.key,
+                                                    {m.manifest.encryption.dataset_id, info.name, index});
+    info.bytes = e.bytes;
+    info.checksum = e.checksum;
+    info.plain_bytes = e.plain_bytes;
+    info.plain_checksum = e.plain_checksum;
+    m.out->put_file(info.name, m.writer_path);
+    fs::remove(m.writer_path);
+  } else {
+    info.bytes = static_cast<int64_t>(fs::file_size(m.writer_path));
+    info.checksum = checksum_file(m.writer_path.string());
+    m.out->put_file(info.name, m.writer_path);
+    fs::remove(m.writer_path);
+  }
   if (m.opt.log)
     m.opt.log("wrote " + info.name + ": " + std::to_string(info.samples) + " samples, " +
               std::to_string(info.bytes) + " bytes");
@@ -89,11 +125,13 @@ Manifest DatasetPacker::finish(std::vector<std::string> class_names, int64_t voc
   seal();
   m.manifest.class_names = std::move(class_names);
   m.manifest.vocab_size = vocab_size;
+  if (m.opt.key) seal_manifest(m.manifest, *m.opt.key);
   const std::string text = m.manifest.to_json();
   m.out->put("manifest.json", std::vector<uint8_t>(text.begin(), text.end()));
   if (m.opt.log)
     m.opt.log("wrote manifest.json: " + std::to_string(m.manifest.shards.size()) + " shards, " +
-              std::to_string(m.manifest.total_samples()) + " samples, to " + m.out->url());
+              std::to_string(m.manifest.total_samples()) + " samples, to " + m.out->url() +
+              (m.opt.key ? ", encrypted (AES-256-GCM, key id " + m.opt.key->id() + ")" : ""));
   return m.manifest;
 }
 

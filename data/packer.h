@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "data/data_key.h"
 #include "data/manifest.h"
 #include "data/source.h"
 
@@ -30,6 +31,9 @@ struct PackOptions {
   int deflate_level = 0;             // 0 = uncompressed contiguous datasets
   std::string prefix = "shard";      // shard names: <prefix>-00000.h5, ...
   SourceOptions source;
+  // Set: every shard is stored encrypted with this key (AES-256-GCM,
+  // data/shard_crypt.h) and the manifest says so and is sealed with it.
+  std::shared_ptr<const DataKey> key;
   std::function<void(const std::string&)> log;  // progress lines; may be empty
   // Called after every input (the caller throttles what it draws); may be empty.
   std::function<void(const PackProgress&)> progress;

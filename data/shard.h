@@ -37,7 +37,7 @@ struct ShardExpectation {
   std::string checksum;  // of the whole file; empty: unchecked (MappedShard::open only)
   std::string manifest;  // the manifest's origin, for messages
   static ShardExpectation of(const ShardInfo& shard, const Manifest& m) {
-    return {shard.samples, shard.checksum, m.origin};
+    return {shard.samples, shard.staged_checksum(), m.origin};  // the file as staged (decrypted)
   }
   // Throws unless the shard at `path`, holding `samples`, has the count expected.
   void check_samples(const std::string& path, int64_t samples) const;

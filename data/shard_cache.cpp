@@ -14,6 +14,8 @@
 
 #include "base/atomic_file.h"
 #include "base/error.h"
+#include "data/manifest_auth.h"
+#include "data/shard_crypt.h"
 
 namespace strata::data {
 namespace fs = std::filesystem;
@@ -66,10 +68,12 @@ AtomicWriteOptions staging(const fs::path& cache_dir) {
 // The manifest's `bytes` is what the cache reserves and counts against its
 // capacity; a file of another size would make that accounting a lie.
 // `file` says which copy was measured (the cached file, or the download).
-[[noreturn]] void wrong_size(const ShardInfo& shard, const Manifest& m, const std::string& file,
-                             int64_t size) {
+// `expected` is the stored object's size for a download, the shard file's
+// (plain_bytes) for a cached file: they differ for an encrypted dataset.
+[[noreturn]] void wrong_size(const ShardInfo& shard, const Manifest& m, const std::string& file, int64_t size,
+                             int64_t expected) {
   throw IoError("shard cache: shard " + shard.name + " (" + file + ") has " + std::to_string(size) +
-                " bytes, its entry in manifest " + m.origin + " says " + std::to_string(shard.bytes));
+                " bytes, its entry in manifest " + m.origin + " says " + std::to_string(expected));
 }
 
 int64_t size_of(const fs::path& p) {
@@ -155,6 +159,13 @@ void ShardCache::load_manifest(bool refresh) {
   } else {
     manifest_ = Manifest::from_json(read_text(local), local.string());
   }
+  check_dataset_key(manifest_, opts_.key.get());  // before any shard is staged or trusted
+}
+
+size_t ShardCache::index_of(const ShardInfo& shard) const {
+  for (size_t i = 0; i < manifest_.shards.size(); ++i)
+    if (manifest_.shards[i].name == shard.name) return i;
+  throw IoError("shard cache: shard " + shard.name + " is not in manifest " + manifest_.origin);
 }
 
 void ShardCache::remove_dead_temps() {
@@ -171,12 +182,12 @@ void ShardCache::verify_cached() {
       if (s.name == name) info = &s;
     FileLock lock(lock_path(name));
     if (!lock.try_lock_exclusive()) continue;  // in use by a live process that verified it
-    if (!info || checksum_file(e.path().string()) != info->checksum) {
+    if (!info || checksum_file(e.path().string()) != info->staged_checksum()) {
       std::error_code ec;
       fs::remove(e.path(), ec);  // damaged or stale: fetched again when needed
-    } else if (const int64_t size = size_of(e.path()); size != info->bytes) {
+    } else if (const int64_t size = size_of(e.path()); size != info->staged_bytes()) {
       // The right bytes, and a manifest that lies about how many there are.
-      wrong_size(*info, manifest_, e.path().string(), size);
+      wrong_size(*info, manifest_, e.path().string(), size, info->staged_bytes());
     }
   }
 }
@@ -282,7 +293,11 @@ void ShardCache::download_verified(const ShardInfo& shard) {
     if (got == shard.checksum) {
       // Not committed: the AtomicFile removes the temporary as the error leaves.
       if (const int64_t size = size_of(staged.temp_path()); size != shard.bytes)
-        wrong_size(shard, manifest_, "as downloaded from " + source_.url(), size);
+        wrong_size(shard, manifest_, "as downloaded from " + source_.url(), size, shard.bytes);
+      // Verified ciphertext becomes plaintext in the same temporary; a tag that
+      // does not match throws, and the temporary is removed, never renamed.
+      if (manifest_.encrypted())
+        decrypt_shard_in_place(staged.temp_path(), *opts_.key, manifest_, index_of(shard));
       // Admit and drop the reservation in one step under the cache lock, so a
       // concurrent scan never counts the shard twice (and evicts for nothing).
       FileLock cache_lock(opts_.dir / ".locks" / "cache.lock");
@@ -312,8 +327,8 @@ ShardCache::Pin ShardCache::acquire(const ShardInfo& shard) {
   // damaged or described by a manifest that lies: both are errors naming the two.
   auto hit = [&] {
     if (!fs::exists(pin.path_)) return false;
-    if (const int64_t size = size_of(pin.path_); size != shard.bytes)
-      wrong_size(shard, manifest_, pin.path_.string(), size);
+    if (const int64_t size = size_of(pin.path_); size != shard.staged_bytes())
+      wrong_size(shard, manifest_, pin.path_.string(), size, shard.staged_bytes());
     stats_.hits++;
     return true;
   };

@@ -23,9 +23,11 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 
 #include "base/file_lock.h"
+#include "data/data_key.h"
 #include "data/manifest.h"
 #include "data/source.h"
 
@@ -39,6 +41,9 @@ struct ShardCacheOptions {
   CacheLifetime lifetime = CacheLifetime::kJob;
   double full_wait_timeout_s = 600;  // how long to wait for other processes to unpin
   std::string manifest_key = "manifest.json";
+  // The data key of an encrypted dataset (null for a plain one): staged shards
+  // are decrypted in the cache, so the cache holds plaintext (docs/loader.md).
+  std::shared_ptr<const DataKey> key;
 };
 
 struct CacheStats {
@@ -98,6 +103,7 @@ class ShardCache {
   int64_t scan_usage();
   std::filesystem::path reserve(const ShardInfo& shard);
   void download_verified(const ShardInfo& shard);
+  size_t index_of(const ShardInfo& shard) const;
 
   Source& source_;
   ShardCacheOptions opts_;

@@ -36,8 +36,10 @@ void TokenLoader::init() {
   if (opts_.local_ranks < 1)
     throw ConfigError(where + "local ranks must be >= 1, got " + std::to_string(opts_.local_ranks));
   cache_ = std::make_unique<ShardCache>(
-      *source_,
-      ShardCacheOptions{dataset_cache_dir(opts_.cache_dir, opts_.url), opts_.cache_bytes, opts_.lifetime});
+      *source_, ShardCacheOptions{.dir = dataset_cache_dir(opts_.cache_dir, opts_.url),
+                                  .capacity_bytes = opts_.cache_bytes,
+                                  .lifetime = opts_.lifetime,
+                                  .key = opts_.key});
   validate_manifest();
   const Manifest& m = manifest();
   // Shuffled windows reach every shard within a few batches, and the maps keep

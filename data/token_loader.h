@@ -32,6 +32,8 @@ struct TokenLoaderOptions {
   std::filesystem::path cache_dir;  // node-local root; the dataset gets dataset_cache_dir(cache_dir, url)
   int64_t cache_bytes = 0;          // capacity of the dataset's cache: at least the whole dataset
   CacheLifetime lifetime = CacheLifetime::kJob;
+  // The key of an encrypted dataset (data/data_key.h); null for a plain one.
+  std::shared_ptr<const DataKey> key;
   uint64_t seed = 0;
   int rank = 0;
   int world_size = 1;

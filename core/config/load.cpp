@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "core/config/schema.h"
+#include "core/config/secret_values.h"
 
 namespace strata {
 namespace {
@@ -29,7 +30,7 @@ struct Origin {
 
 std::string show(const YAML::Node& n) {
   if (!n.IsDefined() || n.IsNull()) return "null";
-  if (n.IsScalar()) return "'" + n.Scalar() + "'";
+  if (n.IsScalar()) return "'" + shown_value(n.Scalar()) + "'";
   YAML::Emitter e;
   e << YAML::Flow << n;
   return std::string(n.IsSequence() ? "a list " : "a mapping ") + e.c_str();
@@ -204,6 +205,25 @@ YAML::Node load_yaml(const std::string& text, const std::string& source) {
   }
 }
 
+// A key pasted into any string value would be copied into resolved.yaml, the
+// log and every checkpoint; the message names the key path, never the value.
+void refuse_embedded_keys(const TrainConfig& cfg) {
+  TrainConfig copy = cfg;  // ConfigKey::field binds a mutable config
+  for (const ConfigKey& key : config_schema()) {
+    FieldRef ref = key.field(copy);
+    std::vector<std::string> values;
+    if (auto* s = std::get_if<std::string*>(&ref)) values.push_back(**s);
+    if (auto* l = std::get_if<std::vector<std::string>*>(&ref)) values = **l;
+    for (const std::string& v : values)
+      if (looks_like_key(v))
+        throw ConfigError("config key '" + key.path +
+                          "' holds what looks like a key itself (64 hex digits or base64 of 32 bytes), not "
+                          "shown: a config is copied into resolved.yaml, train.log and every checkpoint. Put "
+                          "the key in a file and give its path in data.encryption_key_file, or set "
+                          "STRATA_DATA_KEY_FILE or STRATA_DATA_KEY");
+  }
+}
+
 }  // namespace
 
 TrainConfig parse_config(const std::string& yaml_text, const std::string& source_name,
@@ -223,8 +243,14 @@ TrainConfig load_config(const std::string& path, const std::vector<std::string>&
 }
 
 void apply_config_override(TrainConfig& cfg, const std::string& assignment) {
-  Origin origin{"command line override '" + assignment + "'", true};
   auto eq = assignment.find('=');
+  // messages name the override, but never repeat a key pasted into it
+  Origin origin{
+      "command line override '" +
+          (eq == std::string::npos ? shown_value(assignment)
+                                   : assignment.substr(0, eq + 1) + shown_value(assignment.substr(eq + 1))) +
+          "'",
+      true};
   if (eq == std::string::npos || eq == 0)
     throw ConfigError(origin.source + ": expected key=value, e.g. optimizer.lr=0.01");
   const std::string path = assignment.substr(0, eq);
@@ -250,6 +276,7 @@ void apply_config_override(TrainConfig& cfg, const std::string& assignment) {
 }
 
 void validate_config(const TrainConfig& cfg) {
+  refuse_embedded_keys(cfg);
   const auto& d = cfg.data;
   if (d.normalize_mean.size() != d.normalize_std.size())
     throw ConfigError(

@@ -93,6 +93,10 @@ std::vector<ConfigKey> build_schema() {
           "Training images: pad by this many zero pixels, crop back at a random offset; 0 = off"),
       key("data.augment_hflip", K::Bool, any(), STRATA_BIND(data.augment_hflip),
           "Training images: mirror left-right with probability 1/2"),
+      key("data.encryption_key_file", K::String, any(), STRATA_BIND(data.encryption_key_file),
+          "File holding the key of encrypted datasets (32 raw bytes or 64 hex digits); \"\" = the file "
+          "STRATA_DATA_KEY_FILE names, else the key in STRATA_DATA_KEY. A value that is a key itself is "
+          "refused: a config is written to resolved.yaml and every checkpoint"),
       // data.s3: set here, these win over the environment and ~/.aws/config, as the AWS CLI's
       // --endpoint-url, --region and --profile do (docs/object-store.md)
       key("data.s3.endpoint", K::String, any(), STRATA_BIND(data.s3_endpoint),

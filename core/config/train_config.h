@@ -44,6 +44,9 @@ struct DataConfig {
   std::string remainder = "drop";    // drop | pad
   int64_t augment_crop_padding = 0;  // training split only; 0 = no random crop
   bool augment_hflip = false;
+  // A path to the data key of encrypted datasets; the key itself never goes in
+  // a config (docs/data-format.md, "Encrypted datasets")
+  std::string encryption_key_file;
   // data.s3.*: "" = from the AWS configuration chain (docs/object-store.md)
   std::string s3_endpoint;
   std::string s3_region;

@@ -131,6 +131,7 @@ TrainConfig every_key_changed() {
             "pad",
             3,
             true,
+            "/etc/strata/data.key",
             "https://obs.cn-north-4.myhuaweicloud.com",
             "cn-north-4",
             "virtual",

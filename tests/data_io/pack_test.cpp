@@ -190,14 +190,35 @@ TEST(PackCli, HelpDocumentsEveryOption) {
   const std::string exe = std::string(bin) + "/strata-pack";
   ASSERT_EQ(std::system((exe + " --help > " + (dir / "help").string()).c_str()), 0);
   const std::string help = testing::read_file(dir / "help");
-  for (const char* opt : {"--images", "--labels", "--out", "--shard-size", "--deflate", "--prefix", "--root",
-                          "--input", "--sample-bytes", "--tokens", "--seq-len", "--endpoint", "--region"})
+  for (const char* opt :
+       {"--images", "--labels", "--out", "--shard-size", "--deflate", "--prefix", "--root", "--input",
+        "--sample-bytes", "--tokens", "--seq-len", "--endpoint", "--region", "--encrypt-key-file"})
     EXPECT_NE(help.find(opt), std::string::npos) << opt;
   // A bad option is a usage error (exit 2) that names it.
   const std::string cmd = exe + " idx --images a --labels b --out " + (dir / "o").string() +
                           " --bogus 1 2> " + (dir / "err").string();
   EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 2);
   EXPECT_NE(testing::read_file(dir / "err").find("--bogus"), std::string::npos);
+}
+
+// A key file of the wrong size is a usage error naming the option, the file and
+// its size, before any input is read; the key's bytes are not printed.
+TEST(PackCli, AKeyFileOfTheWrongSizeIsRefused) {
+  const char* bin = std::getenv("STRATA_BIN_DIR");
+  if (!bin) GTEST_SKIP() << "STRATA_BIN_DIR not set (run through ctest)";
+  auto dir = testing::scratch_dir("pack-cli-key");
+  testing::write_file(dir / "short.key", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789ab\n");
+  const std::string cmd = "env -u STRATA_DATA_KEY -u STRATA_DATA_KEY_FILE " + std::string(bin) +
+                          "/strata-pack idx --images a --labels b --out " + (dir / "o").string() +
+                          " --encrypt-key-file " + (dir / "short.key").string() + " 2> " +
+                          (dir / "err").string();
+  EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 2);
+  const std::string err = testing::read_file(dir / "err");
+  EXPECT_NE(err.find("--encrypt-key-file: data key file " + (dir / "short.key").string() + " has 61 bytes"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(err.find("0123456789abcdef"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(dir / "o" / "manifest.json"));
 }
 
 }  // namespace

@@ -22,6 +22,11 @@ cp "$W/images.idx" "$W/labels.idx" "$W/floats.idx" "$C/idx/"
 gzip -9n -c "$W/images.idx" >"$C/idx/images.idx.gz"
 "$BIN/strata-pack" idx --images "$W/images.idx" --labels "$W/labels.idx" --out "$W/ds" >/dev/null
 cp "$W/ds/manifest.json" "$C/manifest/tiny.json"
+# the same, encrypted (a fixed key of the corpus, no secret): the encryption fields
+echo 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f >"$W/corpus.key"
+"$BIN/strata-pack" idx --images "$W/images.idx" --labels "$W/labels.idx" --out "$W/enc" \
+  --encrypt-key-file "$W/corpus.key" >/dev/null
+cp "$W/enc/manifest.json" "$C/manifest/encrypted.json"
 cp "$W"/ds/shard-*.h5 "$C/shard/"
 cat >"$C/s3_xml/error.xml" <<'XML'
 <?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message><Key>a&amp;b.h5</Key><RequestId>tx000001</RequestId></Error>

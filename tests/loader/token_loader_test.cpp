@@ -35,6 +35,32 @@ TEST(TokenLoader, WindowsEqualTheStreamAcrossShardBoundaries) {
   }
 }
 
+// An encrypted token dataset (both splits of strata-pack tokens) is staged
+// decrypted and served window for window as the plain one; without its key it
+// is refused before any shard is read.
+TEST(TokenLoader, EncryptedDatasetServesTheSameWindowsAsThePlainOne) {
+  auto root = scratch_dir("encrypted");
+  auto key = std::make_shared<const DataKey>(DataKey::from_hex(std::string(64, '7'), "test key"));
+  ASSERT_TRUE(pack_counting(root, (root / "enc").string(), 1000, 64, 0, {}, key).encrypted());
+  pack_counting(root, (root / "plain").string(), 1000, 64);
+  TokenLoaderOptions o = token_options((root / "enc" / "train").string(), root / "cache-enc", 30, 3);
+  o.key = key;
+  TokenLoader enc(o);
+  TokenLoader plain(token_options((root / "plain" / "train").string(), root / "cache-plain", 30, 3));
+  const std::vector<Rows> rows = epoch(enc, 0);
+  EXPECT_EQ(windows_of(rows, 30).size(), 33u / 3 * 3);
+  EXPECT_TRUE(rows == epoch(plain, 0));
+  o.key = nullptr;
+  o.cache_dir = root / "cache-nokey";
+  try {
+    TokenLoader refused(o);
+    ADD_FAILURE() << "an encrypted dataset was opened without its key";
+  } catch (const strata::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("is encrypted (key id " + key->id() + ")"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(TokenLoader, ReadsI32ShardsAndPackedText) {
   auto root = scratch_dir("i32");
   const Manifest m = pack_counting(root, (root / "out").string(), 1000, 64, 70000);
