@@ -11,6 +11,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# The suite's python3 is Debian's, the one whose packages (python3-h5py,
+# python3-yaml) this script installs: a python3 earlier on PATH (pyenv's shim,
+# an active venv) may lack them (seen: pyenv's had no h5py on a fresh machine).
+export PATH="/usr/bin:$PATH"
 JOBS=$(nproc)
 t0=$(date +%s)
 stage() { echo "[test] $* ($(( $(date +%s) - t0 )) s since the start)"; }
