@@ -13,7 +13,7 @@ TARGETS=("$@")
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=(config manifest s3_xml idx shard)
 command -v clang++ >/dev/null || { echo "fuzz.sh: needs clang (apt install clang)"; exit 1; }
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
-  -DCMAKE_C_COMPILER=clang -DSTRATA_CUDA=OFF -DSTRATA_FUZZ=ON -DSTRATA_BUILD_APPS=OFF \
+  -DCMAKE_C_COMPILER=clang -DSTRATA_CUDA=OFF -DSTRATA_FUZZ=ON \
   -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" >/dev/null
 cmake --build build-fuzz --target $(printf 'fuzz_%s ' "${TARGETS[@]}")
 cd build-fuzz/fuzz
