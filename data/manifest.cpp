@@ -162,7 +162,7 @@ Manifest Manifest::from_json(const std::string& text, const std::string& origin)
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 2e606
     throw IoError("manifest " + origin + ": not valid JSON: " + e.what());
   }
   if (!j.is_object()) throw IoError("manifest " + origin + ": top level must be a JSON object");
