@@ -21,7 +21,10 @@ for t in json.load(sys.stdin)["tests"]:
     # a built program lives in the build directory (or is not placed yet); a
     # script of the source tree (the rgw fixture script, bash, python3) is no target
     if cmd and ("/" not in cmd[0] or os.path.realpath(cmd[0]).startswith(build + "/")):
-        targets.add(os.path.basename(cmd[0]))
+        name = os.path.basename(cmd[0])
+        if "command" not in t and name.endswith("_replay"):
+            name = name[: -len("_replay")]  # fuzz_X_replay runs the target fuzz_X
+        targets.add(name)
 print("\n".join(sorted(targets)))
 ' "$build"
 if [ "$apps" = --apps ]; then
