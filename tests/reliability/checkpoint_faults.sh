@@ -33,7 +33,8 @@ for spec in checkpoint.image_built:20 checkpoint.partial_write:20 atomic.before_
   from=$(grep -o 'resumed from [^ ]*' "$R/train.log" | tail -1 | sed 's|.*/||')
   final=$(same_final_weights "$W/ref" "$R") || fail "$point: final state differs from the uninterrupted run's"
   left=$(ls "$R/checkpoints" | grep -c '\.tmp\.' || true)
+  stages=$((${stages:-0} + 1))
   echo "$point: killed while writing step 30; $n checkpoints, all load, newest $newest; $temps temporary left by the kill, $left after the resume; resumed from $from; $final byte-identical"
 done
-figure kills "SIGKILL at each stage of a checkpoint write, the previous checkpoint loadable, resumed byte-identical" 6
+figure kills "SIGKILL at each stage of a checkpoint write, the previous checkpoint loadable, resumed byte-identical" "$stages"
 echo "checkpoint_faults: ok"

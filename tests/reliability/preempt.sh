@@ -51,9 +51,10 @@ preempt() {  # preempt NAME TARGET(wrapper|mpirun) EXPECTED_SIGNAL
   final=$(same_final_weights "$W/ref" "$R") || fail "$1: final state differs from the uninterrupted job's"
   printf '%s: SIGTERM to %s at step %s; rank 0 logged stopping after step %s (signal %s), checkpoint written, job status %s after %.1f s; %s checkpoints load; resumed: %s byte-identical\n' \
     "$1" "$2" "$signalled_at" "$stop_step" "$3" "$JOB_RC" "$(echo "$t1 - $t0" | bc)" "$n" "$final"
+  preempted=$((${preempted:-0} + 1))
 }
 
 preempt launcher wrapper 10
 preempt mpirun mpirun 15
-figure kills "two-rank jobs preempted with SIGTERM (to the launcher, to mpirun), one consistent checkpoint, resumed byte-identical" 2
+figure kills "two-rank jobs preempted with SIGTERM (to the launcher, to mpirun), one consistent checkpoint, resumed byte-identical" "$preempted"
 echo "preempt: ok"
