@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import torch
 
-from harness import decode
+from harness import decode, per_sample_epoch
 
 
 def write(ds, ctx):
@@ -41,12 +41,7 @@ class Batches:
         self.ctx, self.ds = ctx, PerObject(ctx)
 
     def epoch(self, e):
-        order = np.random.default_rng(self.ctx.seed * 1000 + e).permutation(self.ds.n)
-        if self.ctx.max_samples:
-            order = order[: self.ctx.max_samples]
-        return torch.utils.data.DataLoader(self.ds, batch_size=self.ctx.batch, sampler=order.tolist(),
-                                           num_workers=self.ctx.workers, drop_last=True)
-
+        return per_sample_epoch(self.ctx, self.ds, self.ds.n, e)
 
 def batches(ctx):
     return Batches(ctx)

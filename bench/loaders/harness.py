@@ -90,6 +90,17 @@ class Context:
         return f"s3://{self.bucket}/{self.prefix}/{key}".rstrip("/") if key else f"s3://{self.bucket}/{self.prefix}"
 
 
+
+def per_sample_epoch(ctx, ds, n, e):
+    """The per-object readers' epoch: a seeded permutation of the n samples (cut
+    to ctx.max_samples), batched by a DataLoader with the harness's workers."""
+    import torch  # the harness itself runs without torch for the non-torch readers
+    order = np.random.default_rng(ctx.seed * 1000 + e).permutation(n)
+    if ctx.max_samples:
+        order = order[: ctx.max_samples]
+    return torch.utils.data.DataLoader(ds, batch_size=ctx.batch, sampler=order.tolist(),
+                                       num_workers=ctx.workers, drop_last=True)
+
 def proxy_counts(stats_url):
     with urllib.request.urlopen(stats_url + "/.strata-proxy/stats", timeout=30) as r:
         return json.loads(r.read())["methods"]

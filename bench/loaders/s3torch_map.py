@@ -5,7 +5,7 @@ random subset per epoch, as for boto3_objects."""
 import numpy as np
 import torch
 
-from harness import decode
+from harness import decode, per_sample_epoch
 
 
 def write(ds, ctx):  # reads the per-sample objects boto3_objects wrote
@@ -29,12 +29,7 @@ class Batches:
         self.ctx = ctx
 
     def epoch(self, e):
-        order = np.random.default_rng(self.ctx.seed * 1000 + e).permutation(self.n)
-        if self.ctx.max_samples:
-            order = order[: self.ctx.max_samples]
-        return torch.utils.data.DataLoader(self.ds, batch_size=self.ctx.batch, sampler=order.tolist(),
-                                           num_workers=self.ctx.workers, drop_last=True)
-
+        return per_sample_epoch(self.ctx, self.ds, self.n, e)
 
 def batches(ctx):
     return Batches(ctx)
