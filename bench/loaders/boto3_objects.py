@@ -5,7 +5,6 @@ random subset per epoch (of the --write-samples objects written), as it is slow
 at a 100 ms round trip."""
 from concurrent.futures import ThreadPoolExecutor
 
-import numpy as np
 import torch
 
 from harness import decode, per_sample_epoch

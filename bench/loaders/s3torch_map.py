@@ -2,7 +2,6 @@
 one-object-per-sample copy (written by boto3_objects; its docs list objects
 under a prefix), in a PyTorch DataLoader. It has no cache. --max-samples reads a
 random subset per epoch, as for boto3_objects."""
-import numpy as np
 import torch
 
 from harness import decode, per_sample_epoch
