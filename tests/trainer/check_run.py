@@ -2,27 +2,22 @@
 TensorBoard's own event reader for the scalars, h5py for checkpoints and shards.
 
 usage: check_run.py RUN_DIR SHARD_DIR
-Installs tensorboard and h5py with pip when they are missing.
+When this python lacks them (Debian's has h5py from apt, tensorboard is not
+packaged by Debian and its python refuses pip installs, PEP 668), reruns itself
+in a venv under /tmp/strata-tensorboard-venv with both pip-installed there.
 """
 import glob
-import importlib
 import os
-import subprocess
 import sys
 
-
-def need(module, package):
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", package])
-        return importlib.import_module(module)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+import torch_venv  # noqa: E402
 
 
 def main():
     run_dir, shard_dir = sys.argv[1], sys.argv[2]
-    h5py = need("h5py", "h5py")
-    need("tensorboard", "tensorboard")
+    torch_venv.ensure("/tmp/strata-tensorboard-venv", ["h5py", "tensorboard"], ["h5py", "tensorboard"])
+    import h5py
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     ea = EventAccumulator(os.path.join(run_dir, "tensorboard"))
