@@ -52,6 +52,7 @@ left=$(ls "$W/run-disk/run/checkpoints")
   fail "the checkpoint saved before the disk filled does not load"
 echo "run directory full: $(grep -o 'no space left on device.*' "$W/run.log" | head -1)"
 echo "  the previous checkpoint loads; nothing else in checkpoints/"
+tally faults
 
 # 2. The shard cache fills while staging (2 MiB shards, one at a time, into 5 MiB;
 #    a persistent cache keeps what it staged, to be checked).
@@ -70,6 +71,7 @@ while IFS= read -r f; do
 done < <(find "$W/cache-disk/cache" -type f -name 'shard-*.h5')
 echo "cache full: $(grep -o 'no space left on device.*' "$W/cache.log" | head -1)"
 echo "  $n whole shard(s) in the cache, no partial one"
+tally faults
 
 # 3. strata-pack's output fills at the second shard: no manifest, so the
 #    dataset cannot be read as if it were whole.
@@ -81,5 +83,6 @@ expect_clean_exit $rc "$W/pack.log" "strata-pack on a full disk"
 [ ! -e "$W/pack-disk/data/manifest.json" ] || fail "strata-pack wrote a manifest for a dataset it could not finish"
 ls "$W/pack-disk/data" | grep -q '\.tmp\.' && fail "strata-pack left a temporary: $(ls "$W/pack-disk/data")"
 echo "pack output full: $(grep -o 'no space left on device.*' "$W/pack.log" | head -1)"
-figure faults "full disks (run directory, shard cache, strata-pack output): a clear error, nothing partial" 3
-echo "PASS: 3 full disks, 3 clear errors, nothing partial left"
+tally faults
+figure faults "full disks (run directory, shard cache, strata-pack output): a clear error, nothing partial"
+echo "PASS: ${TALLY[faults]} full disks, each a clear error, nothing partial left"

@@ -134,16 +134,19 @@ grep -q "was encrypted with key id $KEY_ID, the key given (environment variable 
 ! grep -qF "${OTHER_HEX:0:16}" "$W/wrong.log" || fail "the wrong key is printed"
 [ -z "$(find "$W/cache-wrong" -path '*/shards/*' -type f 2>/dev/null)" ] || fail "a wrong key staged shards"
 echo "wrong key refused: $(grep -o 'error: .*' "$W/wrong.log" | head -1 | cut -c1-220)"
+tally bad_inputs
 rc=0
 train nokey enc || rc=$?
 [ $rc -eq 1 ] && grep -q "is encrypted (key id $KEY_ID): give its key" "$W/nokey.log" ||
   fail "no key: status $rc, $(tail -2 "$W/nokey.log")"
+tally bad_inputs
 rc=0
 train inline enc data.encryption_key_file="$KEY_HEX" || rc=$?
 [ $rc -ne 0 ] && grep -q "'data.encryption_key_file' holds what looks like a key itself" "$W/inline.log" ||
   fail "a key in the config: status $rc, $(tail -2 "$W/inline.log")"
 ! grep -qF "${KEY_HEX:0:16}" "$W/inline.log" || fail "the key pasted into the config is printed"
 [ ! -e "$W/inline" ] || fail "a config holding a key made a run directory"
+tally bad_inputs
 echo "no key and a key in the config refused, the key not printed"
-figure bad_inputs "an encrypted dataset read with a wrong key, without a key, and a key pasted into the config" 3
+figure bad_inputs "an encrypted dataset read with a wrong key, without a key, and a key pasted into the config"
 echo "encryption: ok"

@@ -44,6 +44,7 @@ rc=0
 grep -q "schedule.warmup_steps" "$W/bad.log" || fail "the error does not name the key: $(cat "$W/bad.log")"
 [ ! -e "$W/bad" ] || fail "the run directory was created for a config that cannot run"
 echo "config error before the run directory: $(grep -o 'error: .*' "$W/bad.log")"
+tally bad_inputs
 
 # 2. A second run on a directory in use is refused.
 "$BIN/strata-train" "${ARGS[@]}" trainer.epochs=60 data.cache_dir="$W/cache-a" --run-dir "$W/run" >"$W/a.log" 2>&1 &
@@ -64,6 +65,7 @@ grep -q "run directory $W/run is in use by another run (pid $A_PID on host " "$W
 [ "$(md5sum <"$W/run/resolved.yaml")" = "$yaml_before" ] || fail "the refused run rewrote resolved.yaml"
 grep -q "epochs: 2 " "$W/run/train.log" && fail "the refused run wrote to train.log"
 echo "second run refused: $(grep -o 'error: .*' "$W/b.log" | cut -c1-160)"
+tally bad_inputs
 
 # 3. SIGKILL the holder: the next run takes the lock over at once and says whose it was.
 kill -9 $A_PID
@@ -77,6 +79,7 @@ grep -q "took over the lock of a run that ended without releasing it (pid $A_KIL
 grep -q "resumed from" "$W/c.log" || fail "the run after the kill did not resume"
 [ "$(cat "$W/run/.lock")" = "" ] || fail "a run that ended normally left its name in .lock"
 echo "stale lock recovered: $(grep -o 'took over.*' "$W/run/train.log")"
+tally kills
 
 # 4. Resuming with another model names the checkpoint, the tensor and the key.
 rc=0
@@ -89,6 +92,7 @@ for part in "checkpoint '$W/run/checkpoints/step-" "does not fit this model" "pa
 done
 grep -qF "error: checkpoint '$W/run/checkpoints/step-" "$W/run/train.log" || fail "the error is not in train.log"
 echo "other model refused: $(grep -o "error: .*" "$W/d.log")"
-figure kills "a run killed with SIGKILL, its run-directory lock taken over by the next run" 1
-figure bad_inputs "a second run on a locked run directory, a config error, a checkpoint of another model" 3
+tally bad_inputs
+figure kills "a run killed with SIGKILL, its run-directory lock taken over by the next run"
+figure bad_inputs "a second run on a locked run directory, a config error, a checkpoint of another model"
 echo "PASS: run directory owned, refused, recovered; errors named and logged"

@@ -50,5 +50,6 @@ AWS_SECRET_ACCESS_KEY=wrong-${SECRET:0:10}-not-the-key "$BIN/strata-train" --con
 grep -q "403\|denied\|SignatureDoesNotMatch" "$W/bad.log" || fail "a wrong key gave no access error: $(tail -2 "$W/bad.log")"
 ! grep -qF "not-the-key" "$W/bad.log" || fail "the (wrong) secret key is printed: $(grep -F not-the-key "$W/bad.log")"
 echo "wrong key refused: $(grep -o 'error: .*' "$W/bad.log" | cut -c1-160)"
-figure bad_inputs "a wrong S3 secret key, refused without printing a key" 1
+tally bad_inputs
+figure bad_inputs "a wrong S3 secret key, refused without printing a key"
 echo "secrets: ok"

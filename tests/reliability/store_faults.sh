@@ -79,6 +79,7 @@ final=$(same_final_weights "$W/clean" "$W/outage") || fail "the outage changed t
 r=$(retries outage)
 [ "$r" -gt 0 ] || fail "summary.json counts no retry across the outage"
 echo "gateway stopped at step 40 for 3 s: run completed, $r retries in summary.json; $final byte-identical"
+tally outages
 
 # 3. an outage past the retry budget (3 tries)
 train budget "$STRATA_TEST_S3_ENDPOINT" data.s3.max_attempts=3
@@ -97,8 +98,9 @@ saved=$(echo "$msg" | grep -o 'checkpoint of step [0-9]* saved' | grep -o '[0-9]
 final=$(same_final_weights "$W/clean" "$W/budget") || fail "the resumed run differs from the clean run"
 echo "outage past the budget: ${msg:0:220}"
 echo "resumed from step $saved once the gateway was back: $final byte-identical"
+tally outages
 others=$(grep -o '[0-9]* truncated, [0-9]* stalled), [0-9]* failed (injected), [0-9]* dropped' "$W/proxy.err" | tail -1 |
   grep -o "[0-9]*" | paste -sd+)  # truncated + stalled + injected statuses + dropped connections
 figure faults "object-store faults injected by strata-proxy (5xx, resets, stalls, truncated bodies), run byte-identical" "$((others))"
-figure faults "RGW stopped mid-epoch (3 s; then past the retry budget, resumed)" 2
+figure faults "RGW stopped mid-epoch (3 s; then past the retry budget, resumed)" "${TALLY[outages]}"
 echo "store_faults: ok"
