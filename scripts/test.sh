@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, builds, runs the whole
 # suite through CTest (unit, integration, mpi; gpu tests say SKIPPED without a
-# device), then the unit tests again under AddressSanitizer + UBSan and the
+# device), then the unit and integration tests again under AddressSanitizer + UBSan and the
 # loader's, cache's and communicator's tests (label tsan) under ThreadSanitizer,
 # then (with nvcc) builds the GPU bundle and runs gpu-check.sh from it, then the
 # embedding example against the installed package. Exits non-zero on any failure.
@@ -46,16 +46,16 @@ rm -f "$FIGURES"
 ctest --test-dir build --output-on-failure --timeout 900
 
 if [ "${STRATA_TEST_SKIP_SANITIZE:-0}" != 1 ]; then
-  stage "unit tests under address,undefined sanitizers (build-sanitize/)"
+  stage "unit and integration tests under address,undefined sanitizers (build-sanitize/)"
   cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_CUDA=OFF \
     -DSTRATA_SANITIZE=address,undefined >/dev/null
-  # only what the unit tests run (their executables and the apps they start): the
-  # integration and MPI test binaries and strata-bench are not compiled twice
-  mapfile -t SAN_TARGETS < <(scripts/test-targets.sh build-sanitize unit --apps)
+  # only what the unit and integration tests run (their executables, the apps they
+  # start): the MPI-only test binaries and the GPU tests are not compiled twice
+  mapfile -t SAN_TARGETS < <(for l in unit integration; do scripts/test-targets.sh build-sanitize $l --apps; done | sort -u)
   cmake --build build-sanitize -j "$JOBS" --target "${SAN_TARGETS[@]}"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     LSAN_OPTIONS=suppressions="$PWD/tests/lsan.supp" \
-    ctest --test-dir build-sanitize -L unit --output-on-failure --timeout 1800
+    ctest --test-dir build-sanitize -L 'unit|integration' --output-on-failure --timeout 1800
 
   stage "the loader's, cache's and communicator's tests under ThreadSanitizer (build-tsan/)"
   cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_CUDA=OFF -DSTRATA_SANITIZE=thread >/dev/null

@@ -87,7 +87,9 @@ train() {  # train NAME PREFIX [overrides...]: a run in $W/NAME from s3://$bucke
 train plain plain || fail "training from the plain pack failed: $(tail -3 "$W/plain.log")"
 # under strace (when installed): every byte written to a socket, a file or the terminal is captured, in hex
 traced=()
-command -v strace >/dev/null && traced=(strace -f -qq -xx -s 1048576 -e trace=write,writev,pwrite64,send,sendto,sendmsg -o "$W/enc.trace")
+# (LeakSanitizer cannot run under ptrace: the sanitizer build's leak check is off there)
+command -v strace >/dev/null && traced=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+  strace -f -qq -xx -s 1048576 -e trace=write,writev,pwrite64,send,sendto,sendmsg -o "$W/enc.trace")
 "${traced[@]}" env BIN="$BIN" bash -c "$(declare -f train); W='$W' SRC='$SRC' bucket='$bucket' train enc enc data.encryption_key_file='$W/data.key'" ||
   fail "training from the encrypted pack failed: $(tail -3 "$W/enc.log")"
 a=$(ls "$W/plain/checkpoints"/step-*.h5 | sort | tail -1)

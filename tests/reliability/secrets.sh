@@ -22,7 +22,12 @@ curl -sS -f -X PUT --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AWS_ACCESS_KEY_ID
   -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' "$AWS_ENDPOINT_URL/$bucket" >/dev/null || fail "cannot create bucket $bucket"
 
 # every write of the process and its threads: sockets, files, stdout/stderr
-traced() { local out=$1; shift; strace -f -qq -s 1048576 -e trace=write,writev,pwrite64,send,sendto,sendmsg -o "$out" "$@"; }
+# (LeakSanitizer cannot run under ptrace: the sanitizer build's leak check is off there)
+traced() {
+  local out=$1; shift
+  ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+    strace -f -qq -s 1048576 -e trace=write,writev,pwrite64,send,sendto,sendmsg -o "$out" "$@"
+}
 
 traced "$W/pack.trace" "$BIN/strata-pack" idx --images $D/t10k-images-idx3-ubyte.gz \
   --labels $D/t10k-labels-idx1-ubyte.gz --out "s3://$bucket/fmnist" --shard-size 2MiB >"$W/pack.log" 2>&1 ||
