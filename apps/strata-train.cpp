@@ -69,6 +69,7 @@ void set_shared_loader_options(Options& o, const TrainConfig& c, const std::stri
   o.local_ranks = comm.local_size();
   o.batch_size = c.data.batch_size;
   o.staging_threads = static_cast<int>(c.data.staging_threads);
+  o.download_stall_timeout_s = c.data.download_stall_timeout_s;
   // data.s3.*; what is left "" comes from the AWS configuration chain.
   o.source.endpoint = c.data.s3_endpoint;
   o.source.region = c.data.s3_region;

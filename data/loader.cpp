@@ -43,6 +43,7 @@ void Loader::init() {
       *source_, ShardCacheOptions{.dir = dataset_cache_dir(opts_.cache_dir, opts_.url),
                                   .capacity_bytes = opts_.cache_bytes,
                                   .lifetime = opts_.lifetime,
+                                  .download_stall_timeout_s = opts_.download_stall_timeout_s,
                                   .key = opts_.key});
   const Manifest& m = cache_->manifest();
   for (auto& f : m.schema) {

@@ -36,6 +36,7 @@ struct LoaderOptions {
   Remainder remainder = Remainder::kDrop;
   int64_t lookahead_bytes = 256ll << 20;  // staged ahead of the batches being collated
   int staging_threads = 4;
+  double download_stall_timeout_s = 120;  // ShardCacheOptions: another process's stalled download is redone
   int decode_threads = 2;
   int ring_batches = 0;                // batch buffers; 0 = decode_threads + 2
   std::vector<NormalizeU8> normalize;  // fields not named here are copied as they are

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -312,6 +313,66 @@ void ShardCache::download_verified(const ShardInfo& shard) {
                 " failed its checksum twice: manifest says " + shard.checksum + ", download has " + got);
 }
 
+namespace {
+
+// A download in progress as seen from outside: its temporaries' bytes and
+// latest write. Any change is progress (a retried GET truncates and rewrites).
+struct DownloadProgress {
+  int64_t bytes = 0;
+  fs::file_time_type written = fs::file_time_type::min();  // libstdc++'s file clock counts today's times negative
+  bool operator==(const DownloadProgress&) const = default;
+};
+
+DownloadProgress progress_of(const fs::path& tmp_dir, const std::string& escaped_name) {
+  DownloadProgress p;
+  const std::string prefix = escaped_name + ".tmp.";
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(tmp_dir, ec)) {
+    if (e.path().filename().string().rfind(prefix, 0) != 0) continue;
+    p.bytes += static_cast<int64_t>(e.file_size(ec));
+    p.written = std::max(p.written, e.last_write_time(ec));
+  }
+  return p;
+}
+
+std::string this_process() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  return "pid " + std::to_string(::getpid()) + " on host " + host;
+}
+
+}  // namespace
+
+ShardCache::Waited ShardCache::wait_for_download(FileLock& download, const ShardInfo& shard,
+                                                 const std::function<bool()>& cached) {
+  using clock = std::chrono::steady_clock;
+  const std::string escaped = escape_shard_name(shard.name);
+  DownloadProgress last = progress_of(opts_.dir / ".tmp", escaped);
+  auto last_change = clock::now();
+  for (;;) {
+    if (download.try_lock_exclusive()) return Waited::kLocked;
+    if (cached()) return Waited::kCached;  // the holder committed it (a rename: whole or absent)
+    DownloadProgress now = progress_of(opts_.dir / ".tmp", escaped);
+    if (!(now == last)) {
+      last = now;
+      last_change = clock::now();
+    } else if (std::chrono::duration<double>(clock::now() - last_change).count() >= opts_.download_stall_timeout_s) {
+      std::string holder = read_text(download.path());
+      stats_.stalled_takeovers++;
+      std::string msg = "shard cache " + opts_.dir.string() + ": the download of " + shard.name + " by " +
+                        (holder.empty() ? std::string("another process") : holder) + " has made no progress for " +
+                        std::to_string(static_cast<int64_t>(opts_.download_stall_timeout_s)) +
+                        " s (stopped or stuck): downloading it here too";
+      if (opts_.warn)
+        opts_.warn(msg);
+      else
+        std::fprintf(stderr, "strata: warning: %s\n", msg.c_str());
+      return Waited::kStalled;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
 ShardCache::Pin ShardCache::acquire(const ShardInfo& shard) {
   // Two locks per shard. The pin lock is held shared for as long as the shard is
   // in use (an evictor needs it exclusively). The download lock is held
@@ -334,8 +395,17 @@ ShardCache::Pin ShardCache::acquire(const ShardInfo& shard) {
   };
   if (hit()) return pin;
   FileLock download(opts_.dir / ".locks" / (escape_shard_name(shard.name) + ".download"));
-  download.lock_exclusive();
-  if (hit()) return pin;  // another process downloaded it meanwhile
+  // Held: one process per node downloads. Busy: wait for that download, unless
+  // it stalls; then this process fetches the shard too (both copies are
+  // verified, and whichever rename lands last replaces a whole file by another).
+  Waited waited = download.try_lock_exclusive() ? Waited::kLocked : wait_for_download(download, shard, hit);
+  if (waited == Waited::kCached) return pin;
+  if (waited == Waited::kLocked) {
+    if (hit()) return pin;  // another process downloaded it meanwhile
+    // named by a waiter that finds this download stalled (a failed write costs only that name)
+    const std::string me = this_process();
+    if (::ftruncate(download.fd(), 0) == 0) (void)!::pwrite(download.fd(), me.data(), me.size(), 0);
+  }
   stats_.misses++;
   download_verified(shard);
   if (!fs::exists(pin.path_))

@@ -7,7 +7,7 @@
 //   .tmp/<name>.tmp.<host>.<pid>.<n>  downloads in progress (pid: who downloads)
 //   .reserve/<name>.tmp.<host>.<pid>.<n> sparse files whose size is bytes reserved for a download
 //   .locks/<name>.lock       per shard: SH = in use (pinned), EX = evicting/re-verifying
-//   .locks/<name>.download   per shard: EX while one process downloads it
+//   .locks/<name>.download   per shard: EX while one process downloads it (holds "pid P on host H")
 //   .locks/cache.lock        accounting + eviction (usage = shards/ + .reserve/)
 //   .locks/users.lock        SH while a ShardCache is open on the directory
 //   .locks/maintenance.lock  serialises start-of-job and end-of-job work
@@ -40,6 +40,13 @@ struct ShardCacheOptions {
   int64_t capacity_bytes = 0;  // shards/ + reservations never exceed this
   CacheLifetime lifetime = CacheLifetime::kJob;
   double full_wait_timeout_s = 600;  // how long to wait for other processes to unpin
+  // A process waiting for another's download of a shard downloads it itself
+  // once that download has made no progress (its temporary neither grew nor was
+  // written) for this long: the holder is stopped (SIGSTOP, a suspended job) or
+  // stuck, and its lock would otherwise hold every job on the node forever.
+  double download_stall_timeout_s = 120;
+  // Where such a take-over is reported (one line); empty: standard error.
+  std::function<void(const std::string&)> warn = {};
   std::string manifest_key = "manifest.json";
   // The data key of an encrypted dataset (null for a plain one): staged shards
   // are decrypted in the cache, so the cache holds plaintext (docs/loader.md).
@@ -52,6 +59,7 @@ struct CacheStats {
   std::atomic<int64_t> evictions{0};
   std::atomic<int64_t> refetches{0};  // downloads repeated after a checksum mismatch
   std::atomic<int64_t> manifest_fetches{0};
+  std::atomic<int64_t> stalled_takeovers{0};  // downloads done beside a stalled holder's
 };
 
 class ShardCache {
@@ -103,6 +111,8 @@ class ShardCache {
   int64_t scan_usage();
   std::filesystem::path reserve(const ShardInfo& shard);
   void download_verified(const ShardInfo& shard);
+  enum class Waited { kCached, kLocked, kStalled };
+  Waited wait_for_download(FileLock& download, const ShardInfo& shard, const std::function<bool()>& cached);
   size_t index_of(const ShardInfo& shard) const;
 
   Source& source_;

@@ -39,6 +39,7 @@ void TokenLoader::init() {
       *source_, ShardCacheOptions{.dir = dataset_cache_dir(opts_.cache_dir, opts_.url),
                                   .capacity_bytes = opts_.cache_bytes,
                                   .lifetime = opts_.lifetime,
+                                  .download_stall_timeout_s = opts_.download_stall_timeout_s,
                                   .key = opts_.key});
   validate_manifest();
   const Manifest& m = manifest();

@@ -81,6 +81,9 @@ std::vector<ConfigKey> build_schema() {
           "How far ahead of use the stager downloads shards"),
       key("data.staging_threads", K::Int, at_least(1), STRATA_BIND(data.staging_threads),
           "Parallel shard downloads per node"),
+      key("data.download_stall_timeout_s", K::Float, above(0), STRATA_BIND(data.download_stall_timeout_s),
+          "A shard download by another job on the node that makes no progress this long (a stopped job) "
+          "is done again by this one"),
       key("data.decode_threads", K::Int, at_least(1), STRATA_BIND(data.decode_threads),
           "Threads decoding and batching samples per rank"),
       key("data.normalize_mean", K::FloatList, any(), STRATA_BIND(data.normalize_mean),

@@ -125,6 +125,7 @@ TrainConfig every_key_changed() {
             4,
             int64_t{1} << 20,
             8,
+            7.5,
             3,
             {0.1, 1.0 / 3.0},
             {0.3, 1e-7},

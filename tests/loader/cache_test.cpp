@@ -196,6 +196,93 @@ TEST(ShardCache, KillMidDownloadIsRecoveredByAProcessAlreadyUsingTheCache) {
   EXPECT_EQ(src.stats().requests.load(), 1) << "one re-fetch of the killed shard, the manifest read locally";
 }
 
+// A job stopped mid-download (SIGSTOP, a scheduler's suspend) keeps its download
+// lock alive: without a way out, every job on the node that needs the shard
+// waits for it forever. A waiter downloads the shard itself once the holder's
+// temporary has not changed for download_stall_timeout_s, and says whose
+// download it gave up on.
+TEST(ShardCache, AStalledDownloadIsTakenOverAndNamed) {
+  auto root = scratch_dir("stalled");
+  Manifest m = make_dataset(root / "ds", 2, 400);
+  int sync[2];
+  ASSERT_EQ(::pipe(sync), 0);
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::close(sync[0]);
+    HookedSource src(root / "ds");
+    src.during_download = [&](const std::string&, const fs::path&) {
+      char c = 1;
+      (void)!::write(sync[1], &c, 1);
+      ::raise(SIGSTOP);  // stopped with half the shard written, as a suspended job
+      for (;;) ::pause();
+    };
+    ShardCache cache(src, cache_opts(root / "cache", 1 << 30, CacheLifetime::kPersistent));
+    cache.acquire(m.shards[0]);
+    ::_exit(0);
+  }
+  ::close(sync[1]);
+  char c;
+  ASSERT_EQ(::read(sync[0], &c, 1), 1) << "the child never started its download";
+  HookedSource src(root / "ds");
+  auto opts = cache_opts(root / "cache", 1 << 30, CacheLifetime::kPersistent);
+  opts.download_stall_timeout_s = 1;
+  std::vector<std::string> warnings;
+  opts.warn = [&](const std::string& w) { warnings.push_back(w); };
+  ShardCache cache(src, opts);
+  auto pin = cache.acquire(m.shards[0]);
+  EXPECT_EQ(checksum_file(pin.path().string()), m.shards[0].checksum);
+  EXPECT_EQ(cache.stats().stalled_takeovers.load(), 1);
+  EXPECT_EQ(src.stats().requests.load(), 1) << "the waiter fetched the shard itself, once";
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("the download of " + m.shards[0].name + " by pid " + std::to_string(child) + " on host "),
+            std::string::npos)
+      << warnings[0];
+  EXPECT_NE(warnings[0].find("no progress for 1 s"), std::string::npos) << warnings[0];
+  ::kill(child, SIGKILL);
+  int st = 0;
+  ::waitpid(child, &st, 0);
+  EXPECT_EQ(cache.usage_bytes(), m.shards[0].bytes) << "the stopped download's reservation died with it";
+}
+
+// A download that is slow but moving is waited for, however long it takes.
+TEST(ShardCache, ASlowDownloadThatProgressesIsWaitedFor) {
+  auto root = scratch_dir("slow");
+  Manifest m = make_dataset(root / "ds", 2, 400);
+  int sync[2];
+  ASSERT_EQ(::pipe(sync), 0);
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::close(sync[0]);
+    HookedSource src(root / "ds");
+    src.during_download = [&](const std::string&, const fs::path& dest) {
+      char c = 1;
+      (void)!::write(sync[1], &c, 1);
+      for (int i = 0; i < 25; ++i) {  // 2.5 s, past the 1 s stall timeout, writing every 0.1 s
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        fs::last_write_time(dest, fs::file_time_type::clock::now());
+      }
+    };
+    ShardCache cache(src, cache_opts(root / "cache", 1 << 30, CacheLifetime::kPersistent));
+    cache.acquire(m.shards[0]);
+    ::_exit(0);
+  }
+  ::close(sync[1]);
+  char c;
+  ASSERT_EQ(::read(sync[0], &c, 1), 1) << "the child never started its download";
+  HookedSource src(root / "ds");
+  auto opts = cache_opts(root / "cache", 1 << 30, CacheLifetime::kPersistent);
+  opts.download_stall_timeout_s = 1;
+  ShardCache cache(src, opts);
+  auto pin = cache.acquire(m.shards[0]);
+  EXPECT_EQ(checksum_file(pin.path().string()), m.shards[0].checksum);
+  EXPECT_EQ(cache.stats().stalled_takeovers.load(), 0);
+  EXPECT_EQ(src.stats().requests.load(), 0) << "the waiter downloaded a shard whose download was progressing";
+  EXPECT_EQ(cache.stats().hits.load(), 1);
+  int st = 0;
+  ::waitpid(child, &st, 0);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 TEST(ShardCache, EvictsTheFarthestNextUseAndNeverAPinnedShard) {
   auto root = scratch_dir("evict");
   Manifest m = make_dataset(root / "ds", 5, 50);  // equal-sized shards

@@ -13,7 +13,8 @@
 # job has the cache open (so the next job does not re-verify it at its start) is
 # refused at first map, naming the shard. Last, a job alone after all of this
 # does not hang on any lock of the killed jobs, replaces the damaged shard with
-# one GET, and ends with the same weights.
+# one GET, and ends with the same weights. Last, a job stopped (SIGSTOP)
+# mid-download does not hold up the next one past the stall timeout.
 #   usage: shared_cache.sh BIN_DIR SOURCE_DIR   (ctest fixture rgw: STRATA_TEST_S3_*)
 set -euo pipefail
 BIN=$1
@@ -207,8 +208,37 @@ for r in "${SURVIVOR_RUNS[@]}"; do
 done
 echo "job alone after the kills: ended 0, re-fetched $victim_shard once, $shards shards verify;" \
   "${#SURVIVOR_RUNS[@]} survivors' final checkpoints $(basename "$ref"): $out"
+
+# A job stopped (SIGSTOP, a suspended job) mid-download keeps that download's
+# lock. The next job on the cache redoes each such download once it has made
+# no progress for data.download_stall_timeout_s (3 s here), says whose download
+# it gave up on, and ends with a lone job's weights.
+train stopped "$W/cache-stop"
+stopped=$JOB
+for _ in $(seq 1200); do
+  tmpdir="$(dataset_dir "$W/cache-stop").tmp"
+  held=$(find "$tmpdir" -name "*.h5.tmp.*.$stopped.*" -size +0 2>/dev/null | head -1 || true)  # no .tmp/ yet
+  [ -n "$held" ] && break
+  sleep 0.02
+done
+[ -n "$held" ] || fail "the job to be stopped never started a download"
+kill -STOP "$stopped"
+train waiter "$W/cache-stop" data.download_stall_timeout_s=3
+wait_exit "$JOB" 300
+kill -9 "$stopped"
+wait "$stopped" 2>/dev/null || true
+[ "$JOB_RC" -eq 0 ] || fail "a job on a cache whose downloads a stopped job holds failed: $(tail -3 "$W/waiter.log")"
+note=$(grep -o "the download of shard-[0-9]*\.h5 by pid $stopped on host [^ ]* has made no progress for 3 s.*" \
+  "$W/waiter.log" | head -1)
+[ -n "$note" ] || fail "the take-over of the stopped job's download is not reported: $(grep -i warn "$W/waiter.log" | head -2)"
+out=$("$BIN/strata-inspect" "$(final_checkpoint waiter)" --same-as "$ref" 2>&1) ||
+  fail "the job that took over a stopped download ended with other weights than a job alone: $out"
+echo "job stopped mid-download ($(basename "$held" | sed 's/\.tmp\..*//')): the next job took over" \
+  "$(grep -c "has made no progress" "$W/waiter.log") download(s), ended 0 with a lone job's weights: $note"
+tally faults
+
 # the kills count once every survivor's weights matched the lone job's
 tally kills "$KILLED_JOBS"
 figure kills "jobs sharing one cache (2, then 4) with one SIGKILLed mid-download: shards verify, one GET per shard, survivors' weights a lone job's"
-figure faults "a cached shard damaged while a job held the cache, refused at first map and fetched again"
+figure faults "a cached shard damaged while a job held the cache (refused at first map, fetched again); a job stopped mid-download (its download redone by the next job)"
 echo "shared_cache: ok"
