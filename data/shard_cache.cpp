@@ -319,7 +319,8 @@ namespace {
 // latest write. Any change is progress (a retried GET truncates and rewrites).
 struct DownloadProgress {
   int64_t bytes = 0;
-  fs::file_time_type written = fs::file_time_type::min();  // libstdc++'s file clock counts today's times negative
+  fs::file_time_type written =
+      fs::file_time_type::min();  // libstdc++'s file clock counts today's times negative
   bool operator==(const DownloadProgress&) const = default;
 };
 
@@ -356,11 +357,13 @@ ShardCache::Waited ShardCache::wait_for_download(FileLock& download, const Shard
     if (!(now == last)) {
       last = now;
       last_change = clock::now();
-    } else if (std::chrono::duration<double>(clock::now() - last_change).count() >= opts_.download_stall_timeout_s) {
+    } else if (std::chrono::duration<double>(clock::now() - last_change).count() >=
+               opts_.download_stall_timeout_s) {
       std::string holder = read_text(download.path());
       stats_.stalled_takeovers++;
       std::string msg = "shard cache " + opts_.dir.string() + ": the download of " + shard.name + " by " +
-                        (holder.empty() ? std::string("another process") : holder) + " has made no progress for " +
+                        (holder.empty() ? std::string("another process") : holder) +
+                        " has made no progress for " +
                         std::to_string(static_cast<int64_t>(opts_.download_stall_timeout_s)) +
                         " s (stopped or stuck): downloading it here too";
       if (opts_.warn)

@@ -45,7 +45,7 @@ struct TokenLoaderOptions {
   bool shuffle = true;     // training; false (evaluation): windows in stream order
   // kDrop for training; kPad for evaluation (HostBatch::valid counts the real windows).
   Remainder remainder = Remainder::kDrop;
-  int staging_threads = 4;  // parallel downloads of the shards a batch is missing
+  int staging_threads = 4;                // parallel downloads of the shards a batch is missing
   double download_stall_timeout_s = 120;  // ShardCacheOptions: another process's stalled download is redone
   // Where the batches' bytes live: null = plain host memory; core's
   // batch_memory_for(Device::cuda) for page-locked memory the GPU copies from.

@@ -234,7 +234,8 @@ TEST(ShardCache, AStalledDownloadIsTakenOverAndNamed) {
   EXPECT_EQ(cache.stats().stalled_takeovers.load(), 1);
   EXPECT_EQ(src.stats().requests.load(), 1) << "the waiter fetched the shard itself, once";
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find("the download of " + m.shards[0].name + " by pid " + std::to_string(child) + " on host "),
+  EXPECT_NE(warnings[0].find("the download of " + m.shards[0].name + " by pid " + std::to_string(child) +
+                             " on host "),
             std::string::npos)
       << warnings[0];
   EXPECT_NE(warnings[0].find("no progress for 1 s"), std::string::npos) << warnings[0];
