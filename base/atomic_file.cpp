@@ -42,26 +42,25 @@ bool all_digits(const std::string& s, size_t from, size_t to) {
                      [](char c) { return c >= '0' && c <= '9'; });
 }
 
-struct Writer {
-  std::string host;
-  long pid = -1;
-};
+}  // namespace
 
 // "<name>.tmp.<host>.<pid>.<n>" -> host and pid; also the form earlier
 // checkpoint writers used on this host, "<name>.tmp.<pid>".
-std::optional<Writer> writer_of(const std::string& f) {
+std::optional<TemporaryWriter> temporary_writer(const std::string& f) {
   const size_t last = f.rfind('.');
   if (last == std::string::npos || last == 0 || !all_digits(f, last + 1, f.size())) return std::nullopt;
   if (f.size() - last - 1 <= 9 && last > 4 && f.compare(last - 4, 4, ".tmp") == 0)  // "<name>.tmp.<pid>"
-    return Writer{this_host(), std::stol(f.substr(last + 1))};
+    return TemporaryWriter{this_host(), std::stol(f.substr(last + 1))};
   const size_t prev = f.rfind('.', last - 1);
   if (prev == std::string::npos || prev == 0 || !all_digits(f, prev + 1, last)) return std::nullopt;
   const size_t marker = f.rfind(kMarker, prev - 1);
   const size_t host_at = marker + std::strlen(kMarker);
   if (marker == std::string::npos || marker == 0 || host_at >= prev) return std::nullopt;
   if (last - prev - 1 > 9) return std::nullopt;  // not a pid (pid_max is at most 2^22)
-  return Writer{f.substr(host_at, prev - host_at), std::stol(f.substr(prev + 1, last - prev - 1))};
+  return TemporaryWriter{f.substr(host_at, prev - host_at), std::stol(f.substr(prev + 1, last - prev - 1))};
 }
+
+namespace {
 
 void fsync_path(const fs::path& p, bool directory) {
   int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | (directory ? O_DIRECTORY : 0));
@@ -83,7 +82,7 @@ std::string temporary_name(const std::string& dest_name) {
   return dest_name.substr(0, std::max<size_t>(1, keep)) + suffix;
 }
 
-bool is_temporary_name(const std::string& file_name) { return writer_of(file_name).has_value(); }
+bool is_temporary_name(const std::string& file_name) { return temporary_writer(file_name).has_value(); }
 
 bool process_alive(long pid) {
   if (pid <= 0 || pid > INT_MAX) return false;
@@ -91,7 +90,7 @@ bool process_alive(long pid) {
 }
 
 bool temporary_writer_alive(const std::string& file_name) {
-  auto w = writer_of(file_name);
+  auto w = temporary_writer(file_name);
   if (!w) return false;
   if (w->host != this_host()) return true;  // cannot be checked from here
   return process_alive(w->pid);

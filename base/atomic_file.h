@@ -16,6 +16,7 @@
 #pragma once
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace strata {
@@ -67,6 +68,12 @@ void write_file_atomically(const std::filesystem::path& dest,
 std::string temporary_name(const std::string& dest_name);
 // Whether `file_name` has the form of a temporary's name.
 bool is_temporary_name(const std::string& file_name);
+// Who writes a temporary, read from its name: the host and process id.
+struct TemporaryWriter {
+  std::string host;
+  long pid = -1;
+};
+std::optional<TemporaryWriter> temporary_writer(const std::string& file_name);
 // False for a temporary whose writer, on this host, is no longer alive, and for a
 // name that is not a temporary's; true otherwise (including other hosts').
 bool temporary_writer_alive(const std::string& file_name);

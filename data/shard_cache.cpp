@@ -316,11 +316,12 @@ void ShardCache::download_verified(const ShardInfo& shard) {
 namespace {
 
 // A download in progress as seen from outside: its temporaries' bytes and
-// latest write. Any change is progress (a retried GET truncates and rewrites).
+// latest write, and who writes them (read from their names). Any change is
+// progress (a retried GET truncates and rewrites).
 struct DownloadProgress {
   int64_t bytes = 0;
-  fs::file_time_type written =
-      fs::file_time_type::min();  // libstdc++'s file clock counts today's times negative
+  fs::file_time_type written = fs::file_time_type::min();  // libstdc++'s file clock: today is negative
+  std::string writer;                                      // "pid P on host H" of a live writer; "" if none
   bool operator==(const DownloadProgress&) const = default;
 };
 
@@ -329,17 +330,14 @@ DownloadProgress progress_of(const fs::path& tmp_dir, const std::string& escaped
   const std::string prefix = escaped_name + ".tmp.";
   std::error_code ec;
   for (auto& e : fs::directory_iterator(tmp_dir, ec)) {
-    if (e.path().filename().string().rfind(prefix, 0) != 0) continue;
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0 || !temporary_writer_alive(name)) continue;
     p.bytes += static_cast<int64_t>(e.file_size(ec));
     p.written = std::max(p.written, e.last_write_time(ec));
+    const auto w = temporary_writer(name);
+    p.writer = "pid " + std::to_string(w->pid) + " on host " + w->host;
   }
   return p;
-}
-
-std::string this_process() {
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  return "pid " + std::to_string(::getpid()) + " on host " + host;
 }
 
 }  // namespace
@@ -347,32 +345,33 @@ std::string this_process() {
 ShardCache::Waited ShardCache::wait_for_download(FileLock& download, const ShardInfo& shard,
                                                  const std::function<bool()>& cached) {
   using clock = std::chrono::steady_clock;
+  if (download.try_lock_exclusive()) return Waited::kLocked;  // nobody downloads it: this process does
   const std::string escaped = escape_shard_name(shard.name);
   DownloadProgress last = progress_of(opts_.dir / ".tmp", escaped);
   auto last_change = clock::now();
   for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
     if (download.try_lock_exclusive()) return Waited::kLocked;
     if (cached()) return Waited::kCached;  // the holder committed it (a rename: whole or absent)
     DownloadProgress now = progress_of(opts_.dir / ".tmp", escaped);
     if (!(now == last)) {
       last = now;
       last_change = clock::now();
-    } else if (std::chrono::duration<double>(clock::now() - last_change).count() >=
-               opts_.download_stall_timeout_s) {
-      std::string holder = read_text(download.path());
-      stats_.stalled_takeovers++;
-      std::string msg = "shard cache " + opts_.dir.string() + ": the download of " + shard.name + " by " +
-                        (holder.empty() ? std::string("another process") : holder) +
-                        " has made no progress for " +
-                        std::to_string(static_cast<int64_t>(opts_.download_stall_timeout_s)) +
-                        " s (stopped or stuck): downloading it here too";
-      if (opts_.warn)
-        opts_.warn(msg);
-      else
-        std::fprintf(stderr, "strata: warning: %s\n", msg.c_str());
-      return Waited::kStalled;
+      continue;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (std::chrono::duration<double>(clock::now() - last_change).count() < opts_.download_stall_timeout_s)
+      continue;
+    stats_.stalled_takeovers++;
+    const std::string msg = "shard cache " + opts_.dir.string() + ": the download of " + shard.name + " by " +
+                            (now.writer.empty() ? std::string("another process") : now.writer) +
+                            " has made no progress for " +
+                            std::to_string(static_cast<int64_t>(opts_.download_stall_timeout_s)) +
+                            " s (stopped or stuck): downloading it here too";
+    if (opts_.warn)
+      opts_.warn(msg);
+    else
+      std::fprintf(stderr, "strata: warning: %s\n", msg.c_str());
+    return Waited::kStalled;
   }
 }
 
@@ -401,14 +400,9 @@ ShardCache::Pin ShardCache::acquire(const ShardInfo& shard) {
   // Held: one process per node downloads. Busy: wait for that download, unless
   // it stalls; then this process fetches the shard too (both copies are
   // verified, and whichever rename lands last replaces a whole file by another).
-  Waited waited = download.try_lock_exclusive() ? Waited::kLocked : wait_for_download(download, shard, hit);
+  const Waited waited = wait_for_download(download, shard, hit);
   if (waited == Waited::kCached) return pin;
-  if (waited == Waited::kLocked) {
-    if (hit()) return pin;  // another process downloaded it meanwhile
-    // named by a waiter that finds this download stalled (a failed write costs only that name)
-    const std::string me = this_process();
-    if (::ftruncate(download.fd(), 0) == 0) (void)!::pwrite(download.fd(), me.data(), me.size(), 0);
-  }
+  if (waited == Waited::kLocked && hit()) return pin;  // another process downloaded it meanwhile
   stats_.misses++;
   download_verified(shard);
   if (!fs::exists(pin.path_))

@@ -7,7 +7,7 @@
 //   .tmp/<name>.tmp.<host>.<pid>.<n>  downloads in progress (pid: who downloads)
 //   .reserve/<name>.tmp.<host>.<pid>.<n> sparse files whose size is bytes reserved for a download
 //   .locks/<name>.lock       per shard: SH = in use (pinned), EX = evicting/re-verifying
-//   .locks/<name>.download   per shard: EX while one process downloads it (holds "pid P on host H")
+//   .locks/<name>.download   per shard: EX while one process downloads it
 //   .locks/cache.lock        accounting + eviction (usage = shards/ + .reserve/)
 //   .locks/users.lock        SH while a ShardCache is open on the directory
 //   .locks/maintenance.lock  serialises start-of-job and end-of-job work
@@ -111,6 +111,8 @@ class ShardCache {
   int64_t scan_usage();
   std::filesystem::path reserve(const ShardInfo& shard);
   void download_verified(const ShardInfo& shard);
+  // kLocked: this process holds the download lock; kCached: the holder's download
+  // landed; kStalled: the holder's download made no progress, fetch beside it.
   enum class Waited { kCached, kLocked, kStalled };
   Waited wait_for_download(FileLock& download, const ShardInfo& shard, const std::function<bool()>& cached);
   size_t index_of(const ShardInfo& shard) const;

@@ -38,8 +38,8 @@ struct DataConfig {
   int64_t shuffle_window = 0;
   int64_t lookahead_bytes = int64_t{512} << 20;
   int64_t staging_threads = 4;
-  double download_stall_timeout_s =
-      120;  // another process's download making no progress this long is redone here
+  // another process's download making no progress this long is redone here
+  double download_stall_timeout_s = 120;
   int64_t decode_threads = 2;
   std::vector<double> normalize_mean;
   std::vector<double> normalize_std;

@@ -31,6 +31,43 @@ ShardCacheOptions cache_opts(const fs::path& dir, int64_t cap, CacheLifetime lif
   return o;
 }
 
+// Forks a process that opens the persistent cache root/"cache" and downloads
+// shard 0 of root/"ds"; with half the shard written it runs `mid_download`
+// (hang, stop, keep writing) and, if that returns, finishes. Returns once the
+// child is mid-download, its download lock held; -1 if it never got there.
+pid_t fork_mid_download(const fs::path& root, const Manifest& m,
+                        const std::function<void(const fs::path& temporary)>& mid_download) {
+  int sync[2];
+  if (::pipe(sync) != 0) return -1;
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::close(sync[0]);
+    HookedSource src(root / "ds");
+    src.during_download = [&](const std::string&, const fs::path& temporary) {
+      char c = 1;
+      (void)!::write(sync[1], &c, 1);  // half the shard is on disk: tell the parent
+      mid_download(temporary);
+    };
+    ShardCache cache(src, cache_opts(root / "cache", 1 << 30, CacheLifetime::kPersistent));
+    cache.acquire(m.shards[0]);
+    ::_exit(0);
+  }
+  ::close(sync[1]);
+  char c;
+  const bool started = ::read(sync[0], &c, 1) == 1;
+  ::close(sync[0]);
+  if (!started) {
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    return -1;
+  }
+  return child;
+}
+
+void hang(const fs::path&) {
+  for (;;) ::pause();  // until killed
+}
+
 }  // namespace
 
 TEST(ShardCache, DownloadsVerifiesAndHitsAfterwards) {
@@ -119,24 +156,8 @@ TEST(ShardCache, ManyProcessesDownloadEachShardOnce) {
 TEST(ShardCache, KillMidDownloadLeavesNoShardAndTheNextRunRecovers) {
   auto root = scratch_dir("kill");
   Manifest m = make_dataset(root / "ds", 2, 400);
-  int sync[2];
-  ASSERT_EQ(::pipe(sync), 0);
-  pid_t child = ::fork();
-  if (child == 0) {
-    ::close(sync[0]);
-    HookedSource src(root / "ds");
-    src.during_download = [&](const std::string&, const fs::path&) {
-      char c = 1;
-      (void)!::write(sync[1], &c, 1);  // half the shard is on disk: tell the parent
-      for (;;) ::pause();              // ...and hang until killed
-    };
-    ShardCache cache(src, cache_opts(root / "cache", 1 << 30, CacheLifetime::kPersistent));
-    cache.acquire(m.shards[0]);
-    ::_exit(0);
-  }
-  ::close(sync[1]);
-  char c;
-  ASSERT_EQ(::read(sync[0], &c, 1), 1) << "the child never started its download";
+  pid_t child = fork_mid_download(root, m, hang);
+  ASSERT_GT(child, 0) << "the child never started its download";
   ::kill(child, SIGKILL);
   int st = 0;
   ::waitpid(child, &st, 0);
@@ -163,24 +184,8 @@ TEST(ShardCache, KillMidDownloadLeavesNoShardAndTheNextRunRecovers) {
 TEST(ShardCache, KillMidDownloadIsRecoveredByAProcessAlreadyUsingTheCache) {
   auto root = scratch_dir("killshared");
   Manifest m = make_dataset(root / "ds", 2, 400);
-  int sync[2];
-  ASSERT_EQ(::pipe(sync), 0);
-  pid_t child = ::fork();
-  if (child == 0) {
-    ::close(sync[0]);
-    HookedSource src(root / "ds");
-    src.during_download = [&](const std::string&, const fs::path&) {
-      char c = 1;
-      (void)!::write(sync[1], &c, 1);
-      for (;;) ::pause();
-    };
-    ShardCache cache(src, cache_opts(root / "cache", 1 << 30, CacheLifetime::kPersistent));
-    cache.acquire(m.shards[0]);
-    ::_exit(0);
-  }
-  ::close(sync[1]);
-  char c;
-  ASSERT_EQ(::read(sync[0], &c, 1), 1) << "the child never started its download";
+  pid_t child = fork_mid_download(root, m, hang);
+  ASSERT_GT(child, 0) << "the child never started its download";
   HookedSource src(root / "ds");
   ShardCache cache(src, cache_opts(root / "cache", 1 << 30, CacheLifetime::kPersistent));
   ASSERT_EQ(count_files(root / "cache" / ".tmp"), 1) << "joined a job in progress: its download is untouched";
@@ -204,25 +209,11 @@ TEST(ShardCache, KillMidDownloadIsRecoveredByAProcessAlreadyUsingTheCache) {
 TEST(ShardCache, AStalledDownloadIsTakenOverAndNamed) {
   auto root = scratch_dir("stalled");
   Manifest m = make_dataset(root / "ds", 2, 400);
-  int sync[2];
-  ASSERT_EQ(::pipe(sync), 0);
-  pid_t child = ::fork();
-  if (child == 0) {
-    ::close(sync[0]);
-    HookedSource src(root / "ds");
-    src.during_download = [&](const std::string&, const fs::path&) {
-      char c = 1;
-      (void)!::write(sync[1], &c, 1);
-      ::raise(SIGSTOP);  // stopped with half the shard written, as a suspended job
-      for (;;) ::pause();
-    };
-    ShardCache cache(src, cache_opts(root / "cache", 1 << 30, CacheLifetime::kPersistent));
-    cache.acquire(m.shards[0]);
-    ::_exit(0);
-  }
-  ::close(sync[1]);
-  char c;
-  ASSERT_EQ(::read(sync[0], &c, 1), 1) << "the child never started its download";
+  pid_t child = fork_mid_download(root, m, [](const fs::path&) {
+    ::raise(SIGSTOP);  // stopped with half the shard written, as a suspended job
+    hang({});
+  });
+  ASSERT_GT(child, 0) << "the child never started its download";
   HookedSource src(root / "ds");
   auto opts = cache_opts(root / "cache", 1 << 30, CacheLifetime::kPersistent);
   opts.download_stall_timeout_s = 1;
@@ -249,27 +240,13 @@ TEST(ShardCache, AStalledDownloadIsTakenOverAndNamed) {
 TEST(ShardCache, ASlowDownloadThatProgressesIsWaitedFor) {
   auto root = scratch_dir("slow");
   Manifest m = make_dataset(root / "ds", 2, 400);
-  int sync[2];
-  ASSERT_EQ(::pipe(sync), 0);
-  pid_t child = ::fork();
-  if (child == 0) {
-    ::close(sync[0]);
-    HookedSource src(root / "ds");
-    src.during_download = [&](const std::string&, const fs::path& dest) {
-      char c = 1;
-      (void)!::write(sync[1], &c, 1);
-      for (int i = 0; i < 25; ++i) {  // 2.5 s, past the 1 s stall timeout, writing every 0.1 s
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        fs::last_write_time(dest, fs::file_time_type::clock::now());
-      }
-    };
-    ShardCache cache(src, cache_opts(root / "cache", 1 << 30, CacheLifetime::kPersistent));
-    cache.acquire(m.shards[0]);
-    ::_exit(0);
-  }
-  ::close(sync[1]);
-  char c;
-  ASSERT_EQ(::read(sync[0], &c, 1), 1) << "the child never started its download";
+  pid_t child = fork_mid_download(root, m, [](const fs::path& dest) {
+    for (int i = 0; i < 25; ++i) {  // 2.5 s, past the 1 s stall timeout, writing every 0.1 s
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      fs::last_write_time(dest, fs::file_time_type::clock::now());
+    }
+  });
+  ASSERT_GT(child, 0) << "the child never started its download";
   HookedSource src(root / "ds");
   auto opts = cache_opts(root / "cache", 1 << 30, CacheLifetime::kPersistent);
   opts.download_stall_timeout_s = 1;
