@@ -1,4 +1,5 @@
-// Allocators: where Storage gets its bytes. An aligned host allocator, a pinned
+// Allocators: where Storage gets its bytes. An aligned host allocator (caching
+// blocks of 128 KiB and more, which malloc would give back to the system), a pinned
 // (page-locked) host allocator for buffers the GPU copies from asynchronously,
 // and a stream-ordered caching device allocator (freed blocks are kept and reused
 // by size class, as PyTorch's CUDA caching allocator does, so a training step
@@ -56,7 +57,23 @@ class Allocator {
   virtual void release_cached() {}
 };
 
-Allocator& host_allocator();         // 64-byte aligned host memory
+// Host blocks of this size and more are cached by host_allocator() (kernels/allocator.cpp
+// says why): glibc's default threshold for serving a block from mmap. Not under
+// AddressSanitizer, where a reused block would hide a use-after-free.
+inline constexpr size_t kHostCacheMin = size_t{128} << 10;
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kHostCacheEnabled = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kHostCacheEnabled = false;
+#else
+inline constexpr bool kHostCacheEnabled = true;
+#endif
+#else
+inline constexpr bool kHostCacheEnabled = true;
+#endif
+
+Allocator& host_allocator();         // 64-byte aligned host memory, large blocks cached
 Allocator& pinned_host_allocator();  // page-locked host memory; throws without CUDA or a device
 Allocator& device_allocator();       // the caching allocator of the current CUDA device; throws without one
 Allocator& allocator_for(Device d);  // host_allocator() or device_allocator()
