@@ -12,6 +12,7 @@
 #                                        [--phases "limits allreduce overlap train"]
 #                                        [--steps 50] [--warmup 10] [--max 64M]
 #   STRATA_BIN          strata's binaries (default build/bin)
+#   STRATA_BENCH_OUT    where the report goes (default bench/results/<UTC date>)
 #   STRATA_BENCH_VENV   the venv with torch (default build/bench-torch-venv; made
 #                       here when torch does not import: CPU wheel index, else PyPI)
 set -euo pipefail
@@ -32,7 +33,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export STRATA_BIN=${STRATA_BIN:-build/bin}
 BIN=$STRATA_BIN
 VENV=${STRATA_BENCH_VENV:-build/bench-torch-venv}
-OUT=bench/results/$(date -u +%Y-%m-%d)
+OUT=${STRATA_BENCH_OUT:-bench/results/$(date -u +%Y-%m-%d)}  # a second run on one day: another directory
 RES=$OUT/raw-distributed  # raw results of every phase; the report is rebuilt from whatever is there
 mkdir -p "$RES"
 W=$(mktemp -d /tmp/strata-dvt.XXXXXX)

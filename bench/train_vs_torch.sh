@@ -12,7 +12,7 @@
 # on 2 threads in fp32. Rounds alternate strata, eager, compile.
 #   STRATA_BIN          strata's binaries (default build/bin)
 #   STRATA_BENCH_OUT    where the report goes (default bench/results/<UTC date>)
-#   OMP_WAIT_POLICY     PASSIVE unless set (see below)
+#   OMP_WAIT_POLICY     PASSIVE unless set; "default" leaves it unset (see below)
 #   STRATA_BENCH_VENV   the venv with torch (default build/bench-torch-venv; made
 #                       here when torch does not import: CPU wheel index, else PyPI)
 #   STEPS_SCALE         multiplies the warm-up and timed steps (default 1)
@@ -35,7 +35,10 @@ BIN=${STRATA_BIN:-build/bin}
 # ran at 744 samples/s by default and 3022 with PASSIVE under load (2026-12-01).
 # PASSIVE for both sides (strata's oneDNN convolution threads through OpenMP
 # too); OMP_WAIT_POLICY=ACTIVE bench/train_vs_torch.sh for an idle machine.
+# OMP_WAIT_POLICY=default leaves it unset: each OpenMP runtime's own default
+# (libgomp spins a while, then sleeps), PyTorch's best case on an idle machine.
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
+[ "$OMP_WAIT_POLICY" = default ] && unset OMP_WAIT_POLICY
 VENV=${STRATA_BENCH_VENV:-build/bench-torch-venv}
 OUT=${STRATA_BENCH_OUT:-bench/results/$(date -u +%Y-%m-%d)}  # a second run on one day: another directory
 W=$(mktemp -d /tmp/strata-tvt.XXXXXX)

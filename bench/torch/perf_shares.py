@@ -6,11 +6,12 @@ import re
 
 MEMORY = "memory (copy, zero, page faults)"
 LOADER = "data loader (and its file I/O in the kernel)"
+JIT = "unnamed code (oneDNN JIT)"
 # (category, pattern on the symbol name); order matters: the first match wins.
 CATEGORIES = [
     ("GEMM", r"gebp|gemm|general_matrix_matrix|sgemm|dgemm|gemv|GemmParallel|kernel_.*x.*_avx|TRSM"),
     ("convolution", r"conv|im2col|col2im|dnnl|jit_"),
-    ("optimizer + clipping", r"sgd_step|adamw_step|sum_of_squares|clip_grad|Optimizer|SGD::|AdamW::|multi_tensor"),
+    ("optimizer + clipping", r"sgd_step|adamw_step|adamw_f32|sgd_f32|sum_of_squares|clip_grad|Optimizer|SGD::|AdamW::|multi_tensor"),
     ("elementwise (norm, activation, pool, loss)", r"relu|batch_norm|layer_norm|max_pool|avg_pool|pool|dropout|gelu|softmax|cross_entropy|"
                     r"sdpa|attention|embedding|linear_forward|linear_backward|unary|binary|elementwise|broadcast|reduce|add_|mul_|scale|"
                     r"transpose|permute|copy_strided|strided|cast|fill|axpy|exp|tanh|log"),
@@ -21,6 +22,10 @@ CATEGORIES = [
                                              r"operator new|operator delete|allocat|Allocator|gomp|GOMP|omp_|"
                                              r"futex|sched_|pthread|std::|strata::"),
     ("kernel (OS)", r"^\[k\]"),
+    # A bare address: code perf has no symbol for. In strata's process that is
+    # oneDNN's JIT kernels (the CNN's and ResNet's convolutions), which live in
+    # anonymous memory; DNNL_JIT_PROFILE=1 would name them for perf.
+    (JIT, r"^0x[0-9a-f]+$"),
 ]
 
 
