@@ -91,9 +91,12 @@ bool process_alive(long pid) {
 
 bool temporary_writer_alive(const std::string& file_name) {
   auto w = temporary_writer(file_name);
-  if (!w) return false;
-  if (w->host != this_host()) return true;  // cannot be checked from here
-  return process_alive(w->pid);
+  return w && temporary_writer_alive(*w);
+}
+
+bool temporary_writer_alive(const TemporaryWriter& w) {
+  if (w.host != this_host()) return true;  // cannot be checked from here
+  return process_alive(w.pid);
 }
 
 size_t sweep_dead_temporaries(const fs::path& dir, bool only_temporaries) {

@@ -77,6 +77,7 @@ std::optional<TemporaryWriter> temporary_writer(const std::string& file_name);
 // False for a temporary whose writer, on this host, is no longer alive, and for a
 // name that is not a temporary's; true otherwise (including other hosts').
 bool temporary_writer_alive(const std::string& file_name);
+bool temporary_writer_alive(const TemporaryWriter& writer);  // the same, for a name already parsed
 // Whether a process with this id exists on this host (pid <= 0: false).
 bool process_alive(long pid);
 

@@ -331,10 +331,11 @@ DownloadProgress progress_of(const fs::path& tmp_dir, const std::string& escaped
   std::error_code ec;
   for (auto& e : fs::directory_iterator(tmp_dir, ec)) {
     const std::string name = e.path().filename().string();
-    if (name.rfind(prefix, 0) != 0 || !temporary_writer_alive(name)) continue;
+    if (name.rfind(prefix, 0) != 0) continue;
+    const auto w = temporary_writer(name);
+    if (!w || !temporary_writer_alive(*w)) continue;
     p.bytes += static_cast<int64_t>(e.file_size(ec));
     p.written = std::max(p.written, e.last_write_time(ec));
-    const auto w = temporary_writer(name);
     p.writer = "pid " + std::to_string(w->pid) + " on host " + w->host;
   }
   return p;

@@ -5,13 +5,13 @@
 // the heap and gives them back on free (munmap, brk trim), so every step of a
 // training loop faults its activations in again, page by page, zero-filled by
 // the kernel. Measured on the tiny GPT (configs/gpt_tiny.yaml, 16 steps of
-// strata-train, 2 threads): 390k page faults and 17.0 s of CPU without the
-// cache, 121k and 14.6 s with glibc told to keep freed memory, the same effect
-// this cache has. Smaller blocks stay with malloc, whose free lists reuse them.
-// The cache keeps at most a quarter of the machine's memory (blocks freed
-// beyond that go back to the system), and it is given back whole when a
-// request finds the system out of memory. Under AddressSanitizer nothing is
-// cached (kHostCacheEnabled): a reused block would hide a use-after-free from it.
+// strata-train, 2 threads, perf stat): 390k page faults and 17.0 s of CPU
+// without the cache, 127k and 14.7-16.0 s (two runs) with it. Smaller blocks
+// stay with malloc, whose free lists reuse them. The cache keeps at most a
+// quarter of the machine's memory (blocks freed beyond that go back to the
+// system), and it is given back whole when a request finds the system out of
+// memory. Under AddressSanitizer nothing is cached (kHostCacheEnabled): a
+// reused block would hide a use-after-free from it.
 #include "kernels/allocator.h"
 
 #include <unistd.h>
