@@ -6,7 +6,7 @@
 // over the threads inside cpu::gemm. Gradients
 // of a broadcast operand accumulate serially (beta = 1) to stay race-free. linear
 // is one GEMM against w^T with the bias preloaded into y (beta = 1); db is a
-// column sum of dy split over column blocks.
+// column sum of dy split over column blocks (column_sums).
 #include <algorithm>
 #include <vector>
 
@@ -16,6 +16,27 @@
 
 namespace strata::cpu {
 namespace {
+
+// out[j] = sum over r of x[r * n + j] for j in [s, e), rows in order. A strip of
+// kStrip columns is summed over every row into a local array that GCC keeps in
+// vector registers; updating out in memory row by row was a load and a store per
+// element (3.5-7x slower; 1.4% of the tiny GPT's step). Same order, same bits.
+void column_sums(const float* x, int64_t rows, int64_t n, int64_t s, int64_t e, float* out) {
+  constexpr int64_t kStrip = 32;
+  int64_t j0 = s;
+  for (; j0 + kStrip <= e; j0 += kStrip) {
+    float acc[kStrip] = {};
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* row = x + r * n + j0;
+      for (int64_t j = 0; j < kStrip; ++j) acc[j] += row[j];
+    }
+    std::copy(acc, acc + kStrip, out + j0);
+  }
+  if (j0 == e) return;
+  std::fill(out + j0, out + e, 0.0f);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = j0; j < e; ++j) out[j] += x[r * n + j];
+}
 
 struct MatmulGeom {
   int64_t m, k, n, batch, batch_a, batch_b;
@@ -140,11 +161,7 @@ void linear_backward(const OpAttrs&, const TensorView* in, const TensorView*, co
   if (gin[2].defined()) {                                                         // db = column sums of dy
     float* db = F(gin[2]);
     parallel_for(n, std::max<int64_t>(16, kElementwiseGrain / std::max<int64_t>(1, rows)),
-                 [&](int64_t s, int64_t e) {
-                   std::fill(db + s, db + e, 0.0f);
-                   for (int64_t r = 0; r < rows; ++r)
-                     for (int64_t j = s; j < e; ++j) db[j] += dy[r * n + j];
-                 });
+                 [&](int64_t s, int64_t e) { column_sums(dy, rows, n, s, e, db); });
   }
 }
 
