@@ -7,7 +7,15 @@
 // The provider is chosen at build time by measurement (STRATA_GEMM, docs/kernels.md):
 // OpenBLAS's sgemm kernel (default; 2048^3 at 294 GFLOP/s = 62% of the 2-core
 // fp32 peak here, Eigen 266) or Eigen 3.4 on row-major maps (no operand copies;
-// transposes as Eigen expressions).
+// transposes as Eigen expressions). With OpenBLAS, a product no larger than
+// kDnnlMaxDim in any dimension goes to oneDNN's sgemm when oneDNN is built in: on
+// one thread of this machine's AVX2 cores it ran the attention's 64-row blocks
+// 1.11-1.38x as fast as OpenBLAS. It also won on the tiny GPT's 256-deep layer
+// products (1.04-1.12x) but lost on deeper ones (k = 1024: 0.85x, 2048: down to
+// 0.61x), and at those sizes it mallocs megabytes of packing space per call, which
+// the kernel faulted in again every time (clear_page 3% of the step), docs/kernels.md.
+// The split is by shape alone, so a given product always takes the same path
+// (runs stay reproducible).
 #include "kernels/cpu/gemm.h"
 
 #include <algorithm>
@@ -21,6 +29,10 @@
 
 #if defined(STRATA_GEMM_OPENBLAS)
 #include <cblas.h>
+#if defined(STRATA_DNNL)
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
+#endif
 #endif
 
 namespace strata::cpu {
@@ -46,6 +58,21 @@ void assign(MutMap& c, const A& a, const B& b, float alpha, float beta) {
   }
 }
 
+#if defined(STRATA_GEMM_OPENBLAS) && defined(STRATA_DNNL)
+// oneDNN threads through OpenMP: one thread per call, as conv_dnnl.cpp does, so
+// the pool's threads stay the only ones (the OpenMP setting is restored after).
+bool dnnl_serial_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                      const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                      int64_t ldc) {
+  int omp_threads = omp_get_max_threads();
+  if (omp_threads != 1) omp_set_num_threads(1);
+  dnnl_status_t st =
+      dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (omp_threads != 1) omp_set_num_threads(omp_threads);
+  return st == dnnl_success;
+}
+#endif
+
 // One thread's GEMM (Eigen stays serial: it is told one thread, or sees the
 // enclosing parallel region).
 void serial_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
@@ -60,6 +87,11 @@ void serial_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, fl
     return;
   }
 #if defined(STRATA_GEMM_OPENBLAS)
+#if defined(STRATA_DNNL)
+  if (std::max({m, n, k}) <= kDnnlMaxDim &&
+      dnnl_serial_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
+    return;
+#endif
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
               static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
               static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));

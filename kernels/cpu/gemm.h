@@ -13,6 +13,10 @@ namespace strata::cpu {
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
+// Size (in every dimension) up to which the OpenBLAS provider hands a product to
+// oneDNN's sgemm when oneDNN is built in (gemm.cpp says why).
+inline constexpr int64_t kDnnlMaxDim = 128;
+
 // FLOPs (2 x 128^3) below which gemm stays on one thread, and below which batched
 // callers run one matrix per thread rather than each matrix on all threads.
 inline constexpr int64_t kGemmParallelFlops = int64_t{1} << 22;
