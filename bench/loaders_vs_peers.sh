@@ -20,6 +20,7 @@
 #   OBJ_WORKERS (8: DataLoader workers of the per-sample readers)  SHARD_WORKERS (2: of the others)
 #   SYNTH_SAMPLES (40000)  SYNTH_SIDE (64: synthetic images are SIDE x SIDE x 3 u8)
 #   RGW_PORT (27680)  MON_PORT (26989)  RUN_TIMEOUT (1200 s per reader run)
+#   STRATA_BENCH_OUT (bench/results/<date>: where the report and raw/loaders/ go)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATASETS="fmnist synth"
@@ -42,7 +43,7 @@ export CEPH_DIR=/tmp/strata-lvp-rgw-$RGW_PORT RGW_BUCKETS=lvp
 SYNTH_BYTES=$((SYNTH_SAMPLES * (SYNTH_SIDE * SYNTH_SIDE * 3 + 1)))
 export MEMSTORE_BYTES=${MEMSTORE_BYTES:-$((2 << 30))}
 [[ " $DATASETS " == *" synth "* ]] && MEMSTORE_BYTES=$((MEMSTORE_BYTES + 5 * SYNTH_BYTES))
-OUT=bench/results/$(date -u +%Y-%m-%d)
+OUT=${STRATA_BENCH_OUT:-bench/results/$(date -u +%Y-%m-%d)}
 RES=$OUT/raw/loaders
 W=$(mktemp -d /tmp/strata-lvp.XXXXXX)
 SYSPY="/usr/bin/python3 -s"  # Debian's python3-matplotlib for the report
