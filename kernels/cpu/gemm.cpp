@@ -10,12 +10,13 @@
 // transposes as Eigen expressions). With OpenBLAS, a product no larger than
 // kDnnlMaxDim in any dimension goes to oneDNN's sgemm when oneDNN is built in: on
 // one thread of this machine's AVX2 cores it ran the attention's 64-row blocks
-// 1.11-1.38x as fast as OpenBLAS. It also won on the tiny GPT's 256-deep layer
-// products (1.04-1.12x) but lost on deeper ones (k = 1024: 0.85x, 2048: down to
-// 0.61x), and at those sizes it mallocs megabytes of packing space per call, which
-// the kernel faulted in again every time (clear_page 3% of the step), docs/kernels.md.
-// The split is by shape alone, so a given product always takes the same path
-// (runs stay reproducible).
+// 1.19-1.46x as fast as OpenBLAS (strata-bench gemm_shapes). It also won on the
+// tiny GPT's 256-deep layer products (1.03-1.10x) but lost on deeper ones (k = 1024:
+// 0.91-0.94x; 2048: down to 0.72x); with every k <= 256 product on it, the step spent 3% in the
+// kernel's clear_page (fresh memory faulted in, most likely oneDNN's packing
+// buffers, which it allocates per call), which ate the gain; docs/kernels.md. The
+// split is by shape alone, so a given product always takes the same path (runs
+// stay reproducible).
 #include "kernels/cpu/gemm.h"
 
 #include <algorithm>
