@@ -110,7 +110,7 @@ STRATA_BENCH(
                                       c.data(), s.n);
                           }));
     }
-    const bool dnnl = std::max({s.m, s.n, s.k}) <= cpu::kDnnlMaxDim;
+    const bool dnnl = cpu::gemm_uses_dnnl(s.m, s.n, s.k);
     std::printf("%-38s %5lld %5lld %5lld  %9.1f %9.1f %6.2fx  %-9s %9.1f\n", s.what,
                 static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k),
                 flops / t_blas / 1e9, flops / t_dnnl / 1e9, t_blas / t_dnnl, dnnl ? "oneDNN" : "OpenBLAS",

@@ -89,7 +89,7 @@ void serial_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, fl
   }
 #if defined(STRATA_GEMM_OPENBLAS)
 #if defined(STRATA_DNNL)
-  if (std::max({m, n, k}) <= kDnnlMaxDim &&
+  if (gemm_uses_dnnl(m, n, k) &&
       dnnl_serial_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
     return;
 #endif
@@ -111,6 +111,15 @@ void serial_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, fl
 }
 
 }  // namespace
+
+bool gemm_uses_dnnl(int64_t m, int64_t n, int64_t k) {
+#if defined(STRATA_GEMM_OPENBLAS) && defined(STRATA_DNNL)
+  return std::max({m, n, k}) <= kDnnlMaxDim;
+#else
+  (void)m, (void)n, (void)k;
+  return false;
+#endif
+}
 
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {

@@ -17,6 +17,10 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
 // oneDNN's sgemm when oneDNN is built in (gemm.cpp says why).
 inline constexpr int64_t kDnnlMaxDim = 128;
 
+// Whether gemm() runs an m x n x k product on oneDNN in this build (the rule
+// above, false where OpenBLAS or oneDNN is not built in); strata-bench reports it.
+bool gemm_uses_dnnl(int64_t m, int64_t n, int64_t k);
+
 // FLOPs (2 x 128^3) below which gemm stays on one thread, and below which batched
 // callers run one matrix per thread rather than each matrix on all threads.
 inline constexpr int64_t kGemmParallelFlops = int64_t{1} << 22;

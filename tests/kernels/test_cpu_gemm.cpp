@@ -32,7 +32,8 @@ std::string name(const Case& c) {
 // Runs one case with leading dimensions 3 past the minimum and checks every
 // element of C, and that the padding between rows was not written.
 void check(const Case& c, bool from_parallel_region) {
-  SCOPED_TRACE(name(c) + (from_parallel_region ? " (inside a parallel region)" : ""));
+  SCOPED_TRACE(name(c) + (cpu::gemm_uses_dnnl(c.m, c.n, c.k) ? " on oneDNN" : "") +
+               (from_parallel_region ? " (inside a parallel region)" : ""));
   const int64_t ar = c.ta ? c.k : c.m, ac = c.ta ? c.m : c.k, br = c.tb ? c.n : c.k, bc = c.tb ? c.k : c.n;
   const int64_t lda = ac + 3, ldb = bc + 3, ldc = c.n + 3;
   std::mt19937 rng(static_cast<unsigned>(c.m * 131 + c.n * 17 + c.k));
