@@ -2,7 +2,8 @@
 // products (configs/gpt_tiny.yaml: 2048 rows of 256 wide, MLP 1024, 64-wide
 // heads of 128 tokens), OpenBLAS's cblas_sgemm beside oneDNN's dnnl_sgemm, then
 // cpu::gemm on one thread, which runs one of the two by shape (products no larger
-// than kDnnlMaxDim in any dimension go to oneDNN, kernels/cpu/gemm.cpp). The
+// than kDnnlMaxDim in any dimension go to oneDNN, and where oneDNN runs AVX-512
+// also those no smaller than it in any dimension, kernels/cpu/gemm.cpp). The
 // layer products are the shapes one of two pool threads runs on its panel
 // (half the rows; weight gradients: half the output rows), the attention's the
 // 64-row causal blocks each thread runs for its own heads. Providers alternate
@@ -84,8 +85,9 @@ STRATA_BENCH(
   std::vector<float> a(size_t{2048} * 1024, 0.5f), b(size_t{2048} * 1024, 0.25f), c(size_t{2048} * 1024);
   std::printf(
       "# one thread; GFLOP/s, best of %d alternated rounds; cpu::gemm takes oneDNN when max(m, n, k) <= "
-      "%lld\n",
-      rounds, static_cast<long long>(cpu::kDnnlMaxDim));
+      "%lld%s\n",
+      rounds, static_cast<long long>(cpu::kDnnlMaxDim),
+      cpu::gemm_uses_dnnl(4096, 4096, 4096) ? " and (oneDNN on AVX-512 here) when min(m, n, k) >= it" : "");
   std::printf("%-38s %5s %5s %5s  %9s %9s %7s  %-8s %9s\n", "product", "m", "n", "k", "OpenBLAS", "oneDNN",
               "oDNN/OB", "cpu::gemm", "GFLOP/s");
   for (const Shape& s : shapes) {

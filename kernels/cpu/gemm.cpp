@@ -14,9 +14,14 @@
 // tiny GPT's 256-deep layer products (1.03-1.10x) but lost on deeper ones (k = 1024:
 // 0.91-0.94x; 2048: down to 0.72x); with every k <= 256 product on it, the step spent 3% in the
 // kernel's clear_page (fresh memory faulted in, most likely oneDNN's packing
-// buffers, which it allocates per call), which ate the gain; docs/kernels.md. The
-// split is by shape alone, so a given product always takes the same path (runs
-// stay reproducible).
+// buffers, which it allocates per call), which ate the gain; docs/kernels.md. On a
+// CPU where oneDNN runs AVX-512 (a Sapphire Rapids-class Xeon, 2 cores), its sgemm
+// beat OpenBLAS 0.3.21's SkylakeX kernels on the tiny GPT's layer products too
+// (0.99-1.20x on one thread, strata-bench gemm_shapes), and sending every product with all
+// three dimensions >= kDnnlMaxDim there made the tiny GPT's 24 steps 10-14%
+// shorter (alternated runs), so there those go to oneDNN as well. The split is by
+// shape and the CPU's ISA alone, so on a given machine a product always takes the
+// same path (runs stay reproducible).
 #include "kernels/cpu/gemm.h"
 
 #include <algorithm>
@@ -60,6 +65,14 @@ void assign(MutMap& c, const A& a, const B& b, float alpha, float beta) {
 }
 
 #if defined(STRATA_GEMM_OPENBLAS) && defined(STRATA_DNNL)
+// Whether oneDNN runs its AVX-512 kernels on this CPU (asked once; the answer
+// does not change within a process, so neither does any product's path).
+bool dnnl_has_avx512() {
+  static const bool has =
+      (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
+  return has;
+}
+
 // oneDNN threads through OpenMP: one thread per call, as conv_dnnl.cpp does, so
 // the pool's threads stay the only ones (the OpenMP setting is restored after).
 bool dnnl_serial_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
@@ -114,7 +127,8 @@ void serial_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, fl
 
 bool gemm_uses_dnnl(int64_t m, int64_t n, int64_t k) {
 #if defined(STRATA_GEMM_OPENBLAS) && defined(STRATA_DNNL)
-  return std::max({m, n, k}) <= kDnnlMaxDim;
+  if (std::max({m, n, k}) <= kDnnlMaxDim) return true;
+  return dnnl_has_avx512() && std::min({m, n, k}) >= kDnnlMaxDim;
 #else
   (void)m, (void)n, (void)k;
   return false;

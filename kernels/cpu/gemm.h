@@ -14,7 +14,8 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
 // Size (in every dimension) up to which the OpenBLAS provider hands a product to
-// oneDNN's sgemm when oneDNN is built in (gemm.cpp says why).
+// oneDNN's sgemm when oneDNN is built in, and on CPUs where oneDNN runs AVX-512
+// also the size from which (in every dimension) it does (gemm.cpp says why).
 inline constexpr int64_t kDnnlMaxDim = 128;
 
 // Whether gemm() runs an m x n x k product on oneDNN in this build (the rule

@@ -1,8 +1,9 @@
 // cpu::gemm against a product in double on the same inputs, on both sides of
-// kDnnlMaxDim (where a build with oneDNN hands small products to dnnl_sgemm and
-// keeps OpenBLAS for the rest): every transposition, padded leading dimensions,
-// alpha and beta (beta = 0 must ignore a C full of NaN), calls from inside a
-// parallel region, and OpenMP's thread setting left as it was.
+// kDnnlMaxDim (where a build with oneDNN hands small products to dnnl_sgemm, on
+// AVX-512 CPUs also those with every dimension >= kDnnlMaxDim, and keeps
+// OpenBLAS for the rest; 300 x 200 x 256 and its panels cross that line): every transposition, padded leading
+// dimensions, alpha and beta (beta = 0 must ignore a C full of NaN), calls from inside a parallel region, and
+// OpenMP's thread setting left as it was.
 #include <gtest/gtest.h>
 #include <omp.h>
 
