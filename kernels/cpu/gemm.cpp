@@ -123,6 +123,18 @@ void serial_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, fl
     assign(cm, am.transpose(), bm.transpose(), alpha, beta);
 }
 
+// Row panels are multiples of 48 for OpenBLAS's kernels; where oneDNN's AVX-512
+// path takes the products with every dimension >= kDnnlMaxDim, 16 keeps an even
+// split of such a product on that path: 256 rows over two threads are 128 + 128,
+// where 48 made them 144 + 112 and sent the 112-row half to OpenBLAS (the tiny
+// GPT's 256 x 256 weight gradients).
+int64_t row_panel_align() {
+#if defined(STRATA_GEMM_OPENBLAS) && defined(STRATA_DNNL)
+  if (dnnl_has_avx512()) return 16;
+#endif
+  return 48;
+}
+
 }  // namespace
 
 bool gemm_uses_dnnl(int64_t m, int64_t n, int64_t k) {
@@ -162,7 +174,7 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
     return;
   }
   bool by_rows = m >= n;
-  int64_t extent = by_rows ? m : n, align = by_rows ? 48 : 16;
+  int64_t extent = by_rows ? m : n, align = by_rows ? row_panel_align() : 16;
   int64_t step = (extent + threads - 1) / threads;
   step = std::max(align, (step + align - 1) / align * align);
   int64_t panels = (extent + step - 1) / step;
