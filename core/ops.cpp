@@ -54,6 +54,22 @@ class CastNode : public Node {
   DType from_;
 };
 
+// reshape's backward: the gradient viewed in the input's shape, no copy. The
+// view shares the buffer of the gradient it came from. autograd accumulates in
+// place into the first gradient a node receives (core/autograd.cpp), which is
+// safe here: it hands each node's gradient on once and drops it, and every
+// other node returns new buffers, so a gradient buffer is shared only along a
+// chain of reshapes whose earlier links are done with it.
+class ReshapeNode : public Node {
+ public:
+  explicit ReshapeNode(Shape from) : from_(std::move(from)) {}
+  const char* name() const override { return "reshape"; }
+  std::vector<Tensor> apply(const Tensor& g) override { return {g.contiguous().view_as_shape(from_)}; }
+
+ private:
+  Shape from_;
+};
+
 // Promotes mixed float dtypes to f32 (e.g. an f16 activation plus an f32 bias).
 std::pair<Tensor, Tensor> promote(const Tensor& a, const Tensor& b) {
   if (a.dtype() == b.dtype()) return {a, b};
@@ -228,10 +244,21 @@ Tensor dropout(const Tensor& x, double p, bool training, uint64_t seed) {
   return op1(Op::dropout, {x}, a);
 }
 
+// A contiguous tensor is reshaped as a view of its storage, both ways (the
+// tiny GPT's step spent about 2% copying its heads and logits in reshapes); a
+// strided one goes through the op table's reshape, which copies.
 Tensor reshape(const Tensor& x, const Shape& shape) {
   OpAttrs a;
   a.shape = shape;
-  return op1(Op::reshape, {x}, a);
+  if (!x.defined() || !x.is_contiguous()) return op1(Op::reshape, {x}, a);
+  Tensor y = x.view_as_shape(op_info(Op::reshape).infer({{x.shape(), x.dtype()}}, a)[0].shape);
+  if (grad_enabled() && tracks_grad(x)) {
+    auto node = std::make_shared<ReshapeNode>(x.shape());
+    node->inputs = {x};
+    node->needs_grad = {true};
+    record(y, node);
+  }
+  return y;
 }
 
 Tensor flatten(const Tensor& x, int64_t start_dim) {
@@ -274,9 +301,10 @@ Tensor slice(const Tensor& x, int64_t axis, int64_t start, int64_t end) {
   return op1(Op::slice, {x}, a);
 }
 
-Tensor sdpa(const Tensor& q, const Tensor& k, const Tensor& v, double scale) {
+Tensor sdpa(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool bthd) {
   OpAttrs a;
   a.scale = scale;
+  a.bthd = bthd;
   return op1(Op::sdpa, {q, k, v}, a);
 }
 

@@ -15,6 +15,21 @@
 
 namespace strata::attn {
 
+// ---- where a head's rows live ------------------------------------------------
+// [B,H,T,D] keeps a head's T rows together (row stride D); [B,T,H,D], the
+// layout a [B,T,C] projection's heads already have, interleaves them: row i of
+// head h = b H + j starts at ((b T + i) H + j) D. With heads_per_row = H for the
+// second layout and 1 for the first, one formula serves both.
+struct HeadRows {
+  int64_t heads_per_row, t;
+  // the offset of the head's row 0, for rows of `width` elements
+  STRATA_HD int64_t base(int64_t head, int64_t width) const {
+    return (head / heads_per_row) * t * heads_per_row * width + (head % heads_per_row) * width;
+  }
+  // the distance between the head's consecutive rows
+  STRATA_HD int64_t ld(int64_t width) const { return heads_per_row * width; }
+};
+
 // ---- online softmax ---------------------------------------------------------
 // A query row q sees keys k <= q (and k < t: padding past the sequence end).
 // Masked scores are -inf; every function below maps -inf to a zero weight

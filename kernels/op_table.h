@@ -41,8 +41,9 @@ struct OpAttrs {
   double p = 0.0;               // dropout probability
   double label_smoothing = 0;   // cross_entropy
   double scale = 0.0;           // sdpa: score scale, 0 = 1/sqrt(head_dim)
-  bool training = false;        // batch_norm, dropout
-  uint64_t seed = 0;            // dropout
+  bool bthd = false;      // sdpa: q, k, v, output [B,T,H,D] (a projection's heads in place), not [B,H,T,D]
+  bool training = false;  // batch_norm, dropout
+  uint64_t seed = 0;      // dropout
 };
 
 // The dtype of "(stat)" outputs and FP32 parameters: f64 for f64 inputs, else f32.

@@ -15,7 +15,11 @@
 // kernels/attention_tiling.h's, shared with the CUDA kernels, except for the
 // exponentials of a row whose scores are all finite: those are math::exp_poly
 // (kernels/scalar_math.h) in a loop GCC vectorises, where glibc's expf is a
-// scalar call per score (2.8% of the tiny GPT's step, most of it here).
+// scalar call per score (2.8% of the tiny GPT's step, most of it here). With
+// OpAttrs::bthd, q, k, v and the output are [B,T,H,D], the heads of the
+// [B,T,C] projections as they come (attn::HeadRows): every GEMM reads and
+// writes them through its leading dimension, so no permuted copy is made on
+// either side of the op.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -32,12 +36,22 @@ namespace {
 struct Geom {
   int64_t heads, t, d, dv;
   float scale;
+  attn::HeadRows rows;
+  int64_t ld, ldv;  // row strides of q/k and of v/output
 };
 
 Geom geom(const OpAttrs& a, const TensorView* in) {
-  int64_t d = in[0].size(3);
-  return {in[0].size(0) * in[0].size(1), in[0].size(2), d, in[2].size(3),
-          static_cast<float>(a.scale != 0 ? a.scale : 1.0 / std::sqrt(static_cast<double>(d)))};
+  const Shape& q = in[0].shape;
+  int64_t d = q[3], dv = in[2].size(3), t = a.bthd ? q[1] : q[2], hn = a.bthd ? q[2] : 1;
+  attn::HeadRows rows{hn, t};
+  return {q[0] * (a.bthd ? q[2] : q[1]),
+          t,
+          d,
+          dv,
+          static_cast<float>(a.scale != 0 ? a.scale : 1.0 / std::sqrt(static_cast<double>(d))),
+          rows,
+          rows.ld(d),
+          rows.ld(dv)};
 }
 
 template <typename Fn>
@@ -50,27 +64,34 @@ constexpr int64_t kRowBlock = 64;
 // One past the last column of row i that the blocked products define.
 int64_t block_end(int64_t i, int64_t t) { return std::min(t, (i / kRowBlock + 1) * kRowBlock); }
 
-// s[r0:r1, 0:r1] = alpha a[r0:r1] b[0:r1]^T for each row block; a, b [t][k], s [t][t].
-void causal_abt(const float* a, const float* b, int64_t t, int64_t k, float alpha, float* s) {
+// s[r0:r1, 0:r1] = alpha a[r0:r1] b[0:r1]^T for each row block; a, b: t rows of
+// k (row strides lda, ldb), s [t][t].
+void causal_abt(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t t, int64_t k, float alpha,
+                float* s) {
   for (int64_t r0 = 0; r0 < t; r0 += kRowBlock) {
     int64_t r1 = std::min(t, r0 + kRowBlock);
-    gemm(false, true, r1 - r0, r1, k, alpha, a + r0 * k, k, b, k, 0.0f, s + r0 * t, t);
+    gemm(false, true, r1 - r0, r1, k, alpha, a + r0 * lda, lda, b, ldb, 0.0f, s + r0 * t, t);
   }
 }
 
-// c[r0:r1] = alpha s[r0:r1, 0:r1] b[0:r1] for each row block; b [t][n], c [t][n].
-void causal_sb(const float* s, const float* b, int64_t t, int64_t n, float alpha, float* c) {
+// c[r0:r1] = alpha s[r0:r1, 0:r1] b[0:r1] for each row block; b, c: t rows of n
+// (row strides ldb, ldc).
+void causal_sb(const float* s, const float* b, int64_t ldb, int64_t t, int64_t n, float alpha, float* c,
+               int64_t ldc) {
   for (int64_t r0 = 0; r0 < t; r0 += kRowBlock) {
     int64_t r1 = std::min(t, r0 + kRowBlock);
-    gemm(false, false, r1 - r0, n, r1, alpha, s + r0 * t, t, b, n, 0.0f, c + r0 * n, n);
+    gemm(false, false, r1 - r0, n, r1, alpha, s + r0 * t, t, b, ldb, 0.0f, c + r0 * ldc, ldc);
   }
 }
 
-// c[c0:c1] = alpha s[c0:t, c0:c1]^T b[c0:t] for each column block; b [t][n], c [t][n].
-void causal_stb(const float* s, const float* b, int64_t t, int64_t n, float alpha, float* c) {
+// c[c0:c1] = alpha s[c0:t, c0:c1]^T b[c0:t] for each column block; b, c: t rows
+// of n (row strides ldb, ldc).
+void causal_stb(const float* s, const float* b, int64_t ldb, int64_t t, int64_t n, float alpha, float* c,
+                int64_t ldc) {
   for (int64_t c0 = 0; c0 < t; c0 += kRowBlock) {
     int64_t c1 = std::min(t, c0 + kRowBlock);
-    gemm(true, false, c1 - c0, n, t - c0, alpha, s + c0 * t + c0, t, b + c0 * n, n, 0.0f, c + c0 * n, n);
+    gemm(true, false, c1 - c0, n, t - c0, alpha, s + c0 * t + c0, t, b + c0 * ldb, ldb, 0.0f, c + c0 * ldc,
+         ldc);
   }
 }
 
@@ -138,12 +159,11 @@ void sdpa_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
   over_heads(g.heads, [&](int64_t s, int64_t e) {
     std::vector<float> p(static_cast<size_t>(g.t * g.t));
     for (int64_t h = s; h < e; ++h) {
-      const float* q = F(in[0]) + h * g.t * g.d;
-      const float* k = F(in[1]) + h * g.t * g.d;
-      const float* v = F(in[2]) + h * g.t * g.dv;
-      causal_abt(q, k, g.t, g.d, g.scale, p.data());
+      const int64_t qb = g.rows.base(h, g.d), vb = g.rows.base(h, g.dv);
+      const float *q = F(in[0]) + qb, *k = F(in[1]) + qb, *v = F(in[2]) + vb;
+      causal_abt(q, g.ld, k, g.ld, g.t, g.d, g.scale, p.data());
       causal_softmax_rows(p.data(), F(out[1]) + h * g.t, g.t);
-      causal_sb(p.data(), v, g.t, g.dv, 1.0f, F(out[0]) + h * g.t * g.dv);
+      causal_sb(p.data(), v, g.ldv, g.t, g.dv, 1.0f, F(out[0]) + vb, g.ldv);
     }
   });
 }
@@ -154,14 +174,12 @@ void sdpa_backward(const OpAttrs& a, const TensorView* in, const TensorView* out
   over_heads(g.heads, [&](int64_t s, int64_t e) {
     std::vector<float> p(static_cast<size_t>(g.t * g.t)), ds(p.size());
     for (int64_t h = s; h < e; ++h) {
-      const float* q = F(in[0]) + h * g.t * g.d;
-      const float* k = F(in[1]) + h * g.t * g.d;
-      const float* v = F(in[2]) + h * g.t * g.dv;
-      const float* o = F(out[0]) + h * g.t * g.dv;
+      const int64_t qb = g.rows.base(h, g.d), vb = g.rows.base(h, g.dv);
+      const float *q = F(in[0]) + qb, *k = F(in[1]) + qb, *v = F(in[2]) + vb;
+      const float *o = F(out[0]) + vb, *dout = F(gout) + vb;
       const float* lse = F(out[1]) + h * g.t;
-      const float* dout = F(gout) + h * g.t * g.dv;
       // P = exp(scale q k^T - lse), 0 above the diagonal
-      causal_abt(q, k, g.t, g.d, g.scale, p.data());
+      causal_abt(q, g.ld, k, g.ld, g.t, g.d, g.scale, p.data());
       for (int64_t i = 0; i < g.t; ++i) {
         float* row = p.data() + i * g.t;
         bool finite = false;
@@ -172,19 +190,19 @@ void sdpa_backward(const OpAttrs& a, const TensorView* in, const TensorView* out
           for (int64_t j = 0; j <= i; ++j) row[j] = attn::prob_from_lse(row[j], lse[i]);
         std::fill(row + i + 1, row + block_end(i, g.t), 0.0f);
       }
-      if (gin[2].defined()) causal_stb(p.data(), dout, g.t, g.dv, 1.0f, F(gin[2]) + h * g.t * g.dv);
+      if (gin[2].defined()) causal_stb(p.data(), dout, g.ldv, g.t, g.dv, 1.0f, F(gin[2]) + vb, g.ldv);
       if (!gin[0].defined() && !gin[1].defined()) continue;
-      causal_abt(dout, v, g.t, g.dv, 1.0f, ds.data());  // dP
+      causal_abt(dout, g.ldv, v, g.ldv, g.t, g.dv, 1.0f, ds.data());  // dP
       for (int64_t i = 0; i < g.t; ++i) {
         float* row = ds.data() + i * g.t;
         const float* prow = p.data() + i * g.t;
         float delta = 0;  // D_i = rowsum(dO * O)
-        for (int64_t c = 0; c < g.dv; ++c) delta += dout[i * g.dv + c] * o[i * g.dv + c];
+        for (int64_t c = 0; c < g.dv; ++c) delta += dout[i * g.ldv + c] * o[i * g.ldv + c];
         for (int64_t j = 0; j <= i; ++j) row[j] = attn::score_grad(prow[j], row[j], delta);
         std::fill(row + i + 1, row + block_end(i, g.t), 0.0f);
       }
-      if (gin[0].defined()) causal_sb(ds.data(), k, g.t, g.d, g.scale, F(gin[0]) + h * g.t * g.d);
-      if (gin[1].defined()) causal_stb(ds.data(), q, g.t, g.d, g.scale, F(gin[1]) + h * g.t * g.d);
+      if (gin[0].defined()) causal_sb(ds.data(), k, g.ld, g.t, g.d, g.scale, F(gin[0]) + qb, g.ld);
+      if (gin[1].defined()) causal_stb(ds.data(), q, g.ld, g.t, g.d, g.scale, F(gin[1]) + qb, g.ld);
     }
   });
 }

@@ -1,5 +1,6 @@
 // reshape, permute, concat and slice on f32: pure data movement, one read and
-// one write of every element. reshape is a memcpy. concat and slice see the
+// one write of every element. reshape is a memcpy (core's reshape() views a
+// contiguous tensor instead; this kernel serves strided ones). concat and slice see the
 // tensor as [outer, axis, inner] and move contiguous runs of (axis extent x
 // inner) elements with memcpy, threads taking blocks of outer rows. permute walks
 // output rows (all but the last output axis), computing each row's source offset

@@ -3,6 +3,7 @@
 // shared-memory opt-in, one launch on the context's stream.
 #include "kernels/backends.h"
 #include "kernels/cuda/attention_forward_kernel.cuh"
+#include "kernels/cuda/attention_heads.h"
 #include "kernels/cuda/attention_launch.cuh"
 
 namespace strata::cuda {
@@ -37,6 +38,15 @@ void launch_forward(const Params<T>& p, int64_t heads) {
 }  // namespace
 
 void sdpa_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
+  if (a.bthd) {  // [B,T,H,D]: through [B,H,T,D] copies (attention_heads.h)
+    HeadMajor q(in[0], true), k(in[1], true), v(in[2], true), o(out[0], false);
+    TensorView hin[3] = {q.view(), k.view(), v.view()}, hout[2] = {o.view(), out[1]};
+    OpAttrs ha = a;
+    ha.bthd = false;
+    sdpa_forward(ha, hin, hout);
+    o.copy_out(out[0]);
+    return;
+  }
   Geom g = geom("sdpa_forward", a, in, out);
   if (g.heads * g.t == 0) return;
   by_dtype("sdpa_forward", in[0].dtype, [&](auto tag) {

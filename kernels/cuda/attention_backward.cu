@@ -3,6 +3,7 @@
 // (zeroed, summed by atomics, narrowed), the key-tile kernel on the context's stream.
 #include "kernels/backends.h"
 #include "kernels/cuda/attention_backward_kernel.cuh"
+#include "kernels/cuda/attention_heads.h"
 #include "kernels/cuda/attention_launch.cuh"
 
 namespace strata::cuda {
@@ -69,6 +70,17 @@ void backward_typed(const Geom& g, const TensorView* in, const TensorView* out, 
 
 void sdpa_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& gout,
                    TensorView* gin) {
+  if (a.bthd) {  // [B,T,H,D]: through [B,H,T,D] copies (attention_heads.h)
+    HeadMajor q(in[0], true), k(in[1], true), v(in[2], true), o(out[0], true), dout(gout, true);
+    HeadMajor dq(gin[0], false), dk(gin[1], false), dv(gin[2], false);
+    TensorView hin[3] = {q.view(), k.view(), v.view()}, hout[2] = {o.view(), out[1]};
+    TensorView hgin[3] = {dq.view(), dk.view(), dv.view()};
+    OpAttrs ha = a;
+    ha.bthd = false;
+    sdpa_backward(ha, hin, hout, dout.view(), hgin);
+    dq.copy_out(gin[0]), dk.copy_out(gin[1]), dv.copy_out(gin[2]);
+    return;
+  }
   Geom g = geom("sdpa_backward", a, in, out);
   if (g.heads * g.t == 0 || !(gin[0].defined() || gin[1].defined() || gin[2].defined())) return;
   by_dtype("sdpa_backward", in[0].dtype,

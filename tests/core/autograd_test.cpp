@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "base/error.h"
 #include "core/ops.h"
+#include "core/random.h"
 #include "core/tensor.h"
 
 using namespace strata;
@@ -96,4 +98,54 @@ TEST(Autograd, CastRoundTripKeepsGradientsFp32) {
   }
   Tensor same = cast(w, DType::f32);
   EXPECT_TRUE(same.same(w));  // a cast to the same dtype is the identity
+}
+
+// sdpa's [B,T,H,D] layout is the [B,H,T,D] one with axes 1 and 2 swapped on
+// the way in and out, forward and backward (T = 70 spans two of the CPU
+// kernel's 64-row blocks; 3 heads over the pool's threads).
+TEST(Autograd, SdpaBthdIsThePermutedBhtd) {
+  Generator gen(7);
+  const Shape s{2, 70, 3, 8}, sv{2, 70, 3, 5};
+  Tensor q = Tensor::normal(s, 0, 1, gen), k = Tensor::normal(s, 0, 1, gen),
+         v = Tensor::normal(sv, 0, 1, gen);
+  Tensor w = Tensor::normal(sv, 0, 1, gen);  // weights of the loss, so every output gets its own gradient
+  auto run = [&](bool bthd) {
+    Tensor a = q.detach(), b = k.detach(), c = v.detach();
+    a.set_requires_grad(), b.set_requires_grad(), c.set_requires_grad();
+    const std::vector<int64_t> swap{0, 2, 1, 3};
+    Tensor y = bthd ? sdpa(a, b, c, 0.0, true)
+                    : permute(sdpa(permute(a, swap), permute(b, swap), permute(c, swap)), swap);
+    sum(y * w).backward();
+    return std::vector<std::vector<float>>{y.to_float_vector(), a.grad().to_float_vector(),
+                                           b.grad().to_float_vector(), c.grad().to_float_vector()};
+  };
+  auto in_place = run(true), permuted = run(false);
+  const char* what[] = {"output", "dq", "dk", "dv"};
+  for (size_t i = 0; i < 4; ++i) {
+    ASSERT_EQ(in_place[i].size(), permuted[i].size()) << what[i];
+    double worst = 0;
+    for (size_t e = 0; e < in_place[i].size(); ++e)
+      worst = std::max(worst, std::fabs(double(in_place[i][e]) - permuted[i][e]));
+    EXPECT_LT(worst, 1e-5) << what[i];
+  }
+}
+
+// reshape of a contiguous tensor is a view both ways. Its backward hands on a
+// view of the gradient it got, so a tensor reached both through reshapes and
+// directly accumulates into that shared buffer: the sums must still be right.
+TEST(Autograd, ReshapeIsAViewAndItsSharedGradientsAddUp) {
+  Tensor x = leaf({0.5f, -1.0f, 2.0f, 0.25f, -0.75f, 1.5f}, {2, 3});
+  Tensor h = tanh(x);
+  Tensor y = reshape(h, {3, 2});
+  EXPECT_EQ(y.device_data(), h.device_data()) << "reshape copied a contiguous tensor";
+  Tensor z = reshape(y, {6});
+  Tensor w = Tensor::from_vector({1, 2, 3, 4, 5, 6}, {6}),
+         v = Tensor::from_vector({-1, 0.5f, 2, 1, -2, 3}, {2, 3});
+  (sum(z * w) + sum(h * v) + sum(reshape(h, {6}) * w)).backward();
+  auto xv = x.to_float_vector(), wv = w.to_float_vector(), vv = v.to_float_vector();
+  auto gx = x.grad().to_float_vector();
+  for (size_t i = 0; i < 6; ++i) {
+    double t = std::tanh(xv[i]), dh = 2 * wv[i] + vv[i];  // z and the second reshape both read h[i]
+    EXPECT_NEAR(gx[i], (1 - t * t) * dh, 1e-6) << i;
+  }
 }

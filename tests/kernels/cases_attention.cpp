@@ -9,6 +9,13 @@ OpAttrs scaled(double s) {
   return a;
 }
 
+// q, k, v as [B,T,H,D]: a projection's heads read in place
+OpAttrs bthd(double s = 0) {
+  OpAttrs a = scaled(s);
+  a.bthd = true;
+  return a;
+}
+
 }  // namespace
 
 STRATA_OP_CASES(sdpa) {
@@ -29,6 +36,12 @@ STRATA_OP_CASES(sdpa) {
       {"d128", {{{1, 1, 45, 128}}, {{1, 1, 45, 128}}, {{1, 1, 45, 128}}}, {}},
       // a head dim that is no power of two, and Dv != D
       {"d72-dv40", {{{2, 1, 70, 72}}, {{2, 1, 70, 72}}, {{2, 1, 70, 40}}}, {}},
+      // [B,T,H,D]: rows of a head H*D apart, heads D apart
+      {"bthd", {{{2, 5, 3, 4}}, {{2, 5, 3, 4}}, {{2, 5, 3, 4}}}, bthd()},
+      {"bthd-value-dim-scale", {{{1, 6, 2, 3}}, {{1, 6, 2, 3}}, {{1, 6, 2, 5}}}, bthd(0.9)},
+      {"bthd-large", {{{2, 48, 2, 32}}, {{2, 48, 2, 32}}, {{2, 48, 2, 32}}}, bthd()},
+      {"bthd-large-one-head", {{{1, 96, 1, 48}}, {{1, 96, 1, 48}}, {{1, 96, 1, 48}}}, bthd()},
+      {"bthd-d64", {{{1, 67, 2, 64}}, {{1, 67, 2, 64}}, {{1, 67, 2, 64}}}, bthd()},
   };
 }
 
