@@ -12,6 +12,7 @@
 #include <iterator>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 #include "base/error.h"
 #include "data/shard.h"
@@ -60,6 +61,18 @@ std::vector<uint64_t> read_rest(Loader& l) {
 }
 
 }  // namespace
+
+// The helper the multi-process tests stand on: a child that dies before its
+// barrier (a constructor that throws) must not leave the parent and the children
+// already at the barrier waiting on each other.
+TEST(RunChildren, AChildDyingBeforeItsBarrierReleasesTheOthers) {
+  auto codes = run_children(3, [](int i, const std::function<void()>& ready) {
+    if (i == 0) throw std::runtime_error("dies before its barrier");
+    ready();
+    return 10 + i;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{1, 11, 12}));
+}
 
 TEST(Loader, FashionMnistIsPackedIntoSeveralShards) {
   Manifest m = packed_fashion_mnist(fmnist_dir(), 6'000'000);

@@ -169,9 +169,13 @@ inline std::vector<int> run_children(int n,
     if (pid == 0) {
       ::close(ready_pipe[0]);
       ::close(go_pipe[1]);
+      // The child closes its end of the ready pipe once it has written, so a
+      // sibling that dies before its barrier leaves the parent reading EOF
+      // instead of waiting on the children parked at the barrier.
       auto ready = [&] {
         char c = 1;
         if (::write(ready_pipe[1], &c, 1) != 1) ::_exit(3);
+        ::close(ready_pipe[1]);
         if (::read(go_pipe[0], &c, 1) < 0) ::_exit(3);  // 0 bytes = parent released everyone
       };
       int rc = 1;
