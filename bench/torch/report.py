@@ -48,7 +48,12 @@ if os.path.exists(f"{R}/loads.txt"):
         loads.setdefault(m, []).extend([float(l0), float(l1)])
 
 gemm = perf_shares.gemm_peak(f"{R}/gemm.txt") if os.path.exists(f"{R}/gemm.txt") else None
-result = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+# The date of the measurements, not of this report: when the newest raw result was
+# written, so a report made again from the same raw results keeps the run's date.
+raw_end = max((os.path.getmtime(os.path.join(R, f)) for f in os.listdir(R)), default=None)
+when = (datetime.datetime.fromtimestamp(raw_end, datetime.timezone.utc) if raw_end
+        else datetime.datetime.now(datetime.timezone.utc))
+result = {"date": when.isoformat(timespec="seconds"),
           "machine": {}, "gemm": gemm, "throughput": {}, "profile": {}, "time_to_accuracy": None}
 cpu = re.search(r"Model name:\s*(.*)", subprocess.run(["lscpu"], capture_output=True, text=True).stdout)
 result["machine"] = {"cpu": cpu.group(1).strip() if cpu else platform.processor(), "cores": os.cpu_count(),
