@@ -106,6 +106,19 @@ stop_daemons() {
   done
 }
 
+# A monitor command, tried again for up to 10 s: a monitor that has just answered
+# `mon stat` once refused the next command with "Error EPERM: problem getting
+# command descriptions from mon" (CI of 2026-12-03, under load). Both commands
+# used here are idempotent (the same uuid, the same crush position).
+mon_command() {
+  local i
+  for i in $(seq 1 20); do
+    timeout 30 ceph -c "$CONF" "$@" >/dev/null 2>>"$CEPH_DIR/log/mon-command.err" && return 0
+    sleep 0.5
+  done
+  die "ceph $* failed 20 times; see $CEPH_DIR/log/mon-command.err and $CEPH_DIR/log/mon.a.log"
+}
+
 start_osd() {
   local try i
   for try in 1 2 3; do
@@ -137,8 +150,8 @@ cmd_up() {
   timeout 60 ceph -c "$CONF" mon stat >/dev/null || die "monitor not answering; see $CEPH_DIR/log/mon.a.log"
 
   local osd_uuid; osd_uuid=$(uuidgen)
-  timeout 30 ceph -c "$CONF" osd new "$osd_uuid" >/dev/null
-  timeout 30 ceph -c "$CONF" osd crush add osd.0 1.0 root=default host=localhost >/dev/null
+  mon_command osd new "$osd_uuid"
+  mon_command osd crush add osd.0 1.0 root=default host=localhost
   ceph-osd -c "$CONF" -i 0 --mkfs --osd-uuid "$osd_uuid" 2>>"$CEPH_DIR/log/osd-mkfs.err"
   start_osd
 
