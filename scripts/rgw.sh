@@ -106,10 +106,11 @@ stop_daemons() {
   done
 }
 
-# A monitor command, tried again for up to 10 s: a monitor that has just answered
-# `mon stat` once refused the next command with "Error EPERM: problem getting
-# command descriptions from mon" (CI of 2026-12-03, under load). Both commands
-# used here are idempotent (the same uuid, the same crush position).
+# A monitor command, tried up to 20 times 0.5 s apart (each try bounded at 30 s):
+# a monitor that had just answered `mon stat` refused the next command once with
+# "Error EPERM: problem getting command descriptions from mon" (a local .ci/run of
+# 2026-12-03, tests running 2 at a time). Both commands used here are idempotent
+# (the same uuid, the same crush position).
 mon_command() {
   local i
   for i in $(seq 1 20); do

@@ -130,10 +130,11 @@ TEST_P(OpGradient, ReferenceMatchesFiniteDifferences) {
     if (!(info.differentiable & (1u << i)) || oc.inputs[i].constant) continue;
     auto x = in.buffers[i].to_double();
     auto g = analytic.grad_inputs[i].to_double();
-    // check at most 64 coordinates spread over the tensor, and 8 on the large
-    // cases: each coordinate costs two whole reference runs, and the large cases
-    // (there for the CPU kernels' blocked paths, OpTable above) run the same
-    // reference code as the small ones; 64 on them took 90% of this test's time
+    // check coordinates spread over the tensor: 64 up to 4,096 elements, fewer
+    // beyond, 8 from 32,768 on. Each coordinate costs two whole reference runs,
+    // and the large cases (there for the CPU kernels' blocked paths, OpTable
+    // above) run the same reference code as the small ones; 64 on them took 90%
+    // of this test's time
     const size_t coords = std::clamp<size_t>(64 * 4096 / std::max<size_t>(x.size(), 1), 8, 64);
     size_t stride = std::max<size_t>(1, x.size() / coords);
     for (size_t j = 0; j < x.size(); j += stride) {

@@ -171,11 +171,14 @@ inline std::vector<int> run_children(int n,
       ::close(go_pipe[1]);
       // The child closes its end of the ready pipe once it has written, so a
       // sibling that dies before its barrier leaves the parent reading EOF
-      // instead of waiting on the children parked at the barrier.
+      // instead of waiting on the children parked at the barrier. The end is
+      // forgotten too: a second ready() fails on -1 instead of writing into
+      // whatever file has since been given the same descriptor.
       auto ready = [&] {
         char c = 1;
         if (::write(ready_pipe[1], &c, 1) != 1) ::_exit(3);
         ::close(ready_pipe[1]);
+        ready_pipe[1] = -1;
         if (::read(go_pipe[0], &c, 1) < 0) ::_exit(3);  // 0 bytes = parent released everyone
       };
       int rc = 1;
