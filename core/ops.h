@@ -44,9 +44,12 @@ Tensor max_pool2d(const Tensor& x, int64_t kernel, int64_t stride = 0,
 Tensor avg_pool2d(const Tensor& x, int64_t kernel, int64_t stride = 0, int64_t padding = 0);
 Tensor global_avg_pool2d(const Tensor& x);
 
-// normalisation; batch_norm updates running_mean/var in place when training
+// normalisation; batch_norm updates running_mean/var in place when training;
+// relu: relu(batch_norm(x)) as one op (one pass over x instead of two, and the
+// same on the backward pass)
 Tensor batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& running_mean,
-                  Tensor& running_var, bool training, double momentum = 0.1, double eps = 1e-5);
+                  Tensor& running_var, bool training, double momentum = 0.1, double eps = 1e-5,
+                  bool relu = false);
 Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps = 1e-5);
 Tensor embedding(const Tensor& ids, const Tensor& table);
 Tensor dropout(const Tensor& x, double p, bool training, uint64_t seed);

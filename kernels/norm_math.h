@@ -5,7 +5,9 @@
 // variance with the same unbiased one (PyTorch's semantics). The reference
 // kernels restate these formulas in double on purpose (see scalar_math.h).
 #pragma once
+#include <bit>
 #include <cmath>
+#include <cstdint>
 
 #include "kernels/scalar_math.h"
 
@@ -33,6 +35,31 @@ STRATA_HD inline float running_var_update(double old, double m2, double count, d
 STRATA_HD inline float batch_norm_dx(float g, float xhat, float gs, float mean_g, float mean_gx,
                                      bool training) {
   return training ? gs * (g - mean_g - xhat * mean_gx) : gs * g;
+}
+
+// batch_norm's output before any ReLU: x scale + shift, with scale = gamma invstd
+// and shift = beta - mean scale (batch_norm_scale_shift). With a fused ReLU the backward pass recomputes it
+// from x (the same expression, so the same value and the same mask) instead of
+// reading y: the gradient of relu(bn(x)) is bn's with g zeroed where it is <= 0.
+struct ScaleShift {
+  float scale, shift;
+};
+STRATA_HD inline ScaleShift batch_norm_scale_shift(float gamma, float beta, float mean, float invstd) {
+  float scale = gamma * invstd;
+  return {scale, beta - mean * scale};
+}
+STRATA_HD inline float batch_norm_affine(float x, ScaleShift s) { return x * s.scale + s.shift; }
+STRATA_HD inline float batch_norm_out(float pre, bool relu) { return relu ? math::relu(pre) : pre; }
+STRATA_HD inline float batch_norm_grad_through_relu(float g, float pre, bool relu) {
+#if defined(__CUDA_ARCH__)
+  return relu && !(pre > 0.0f) ? 0.0f : g;  // a predicated select
+#else
+  // g's bits under a mask, not a select: GCC (trapping math) compiles the select
+  // to a branch per element, mispredicted about half the time on activations
+  // (the CNN's fused backward ran 5x slower than without the ReLU)
+  uint32_t keep = 0u - static_cast<uint32_t>(!relu || pre > 0.0f);
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(g) & keep);
+#endif
 }
 
 // layer_norm's dx for one element of a row: rstd (dxhat - m1 - xhat m2) with

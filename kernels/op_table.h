@@ -43,6 +43,7 @@ struct OpAttrs {
   double scale = 0.0;           // sdpa: score scale, 0 = 1/sqrt(head_dim)
   bool bthd = false;      // sdpa: q, k, v, output [B,T,H,D] (a projection's heads in place), not [B,H,T,D]
   bool training = false;  // batch_norm, dropout
+  bool relu = false;      // batch_norm: a ReLU on the output, in the same pass (y = max(0, bn(x)))
   uint64_t seed = 0;      // dropout
 };
 
@@ -84,7 +85,7 @@ struct OutputSpec {
   X(global_avg_pool2d, 1, 1, 0b1) /* [N,C,H,W] -> [N,C] */                                                  \
   /* normalisation */                                                                                       \
   X(batch_norm, 5, 3, 0b111) /* x[N,C,...], gamma, beta, running_mean, running_var (each x's dtype or f32); \
-                                training, momentum, eps; aux: mean, invstd (stat) */                        \
+                                training, momentum, eps, relu; aux: mean, invstd (stat) */                  \
   /* x[..., D], gamma[D], beta[D] (x's dtype or f32); eps; aux: mean, rstd per row (stat) */                \
   X(layer_norm, 3, 3, 0b111)                                                                                \
   X(embedding, 2, 1, 0b10) /* ids i64[...], table[V, D] -> [..., D] */                                      \

@@ -37,7 +37,7 @@ Tensor BasicBlock::forward(const Tensor& x) {
   if (x.dim() != 4 || x.size(1) != in_)
     throw ShapeError("BasicBlock(" + std::to_string(in_) + " -> " + std::to_string(out_) + "): input " +
                      x.str() + " must be [N, " + std::to_string(in_) + ", H, W]");
-  Tensor y = relu((*bn1_)((*conv1_)(x)));
+  Tensor y = bn1_->forward_relu((*conv1_)(x));
   y = (*bn2_)((*conv2_)(y));
   Tensor shortcut = downsample_ ? (*downsample_)(x) : x;
   return relu(add(y, shortcut));
@@ -66,7 +66,7 @@ class ResNet : public Module {
   }
 
   Tensor forward(const Tensor& x) override {
-    Tensor y = relu((*bn1_)((*conv1_)(x)));
+    Tensor y = bn1_->forward_relu((*conv1_)(x));
     for (auto& stage : stages_) y = (*stage)(y);
     y = global_avg_pool2d(y);  // (N, C)
     if (dropout_) y = (*dropout_)(y);

@@ -12,12 +12,17 @@ class BatchNorm2d : public Module {
  public:
   explicit BatchNorm2d(int64_t channels, double momentum = 0.1, double eps = 1e-5);
   Tensor forward(const Tensor& x) override;
+  // relu(forward(x)) as one op: what Sequential runs for a BatchNorm2d followed
+  // by a ReLU, and what a model writing the pair by hand should call
+  Tensor forward_relu(const Tensor& x);
   std::string type_name() const override { return "BatchNorm2d"; }
 
   const Tensor& running_mean() const { return running_mean_; }
   const Tensor& running_var() const { return running_var_; }
 
  private:
+  Tensor normalise(const Tensor& x, bool relu);
+
   int64_t channels_;
   double momentum_, eps_;
   Tensor weight_, bias_, running_mean_, running_var_;

@@ -1,6 +1,10 @@
 #include "core/modules/sequential.h"
 
 #include <string>
+#include <typeinfo>
+
+#include "core/modules/activation.h"
+#include "core/modules/norm.h"
 
 namespace strata {
 
@@ -15,7 +19,15 @@ Sequential& Sequential::add(std::shared_ptr<Module> m) {
 
 Tensor Sequential::forward(const Tensor& x) {
   Tensor h = x;
-  for (auto& m : layers_) h = m->forward(h);
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    auto* bn = dynamic_cast<BatchNorm2d*>(layers_[i].get());
+    if (bn && i + 1 < layers_.size() && typeid(*layers_[i + 1]) == typeid(ReLU)) {
+      h = bn->forward_relu(h);
+      ++i;
+      continue;
+    }
+    h = layers_[i]->forward(h);
+  }
   return h;
 }
 

@@ -1,5 +1,8 @@
 // Sequential: owns an ordered list of modules named "0", "1", ...; forward feeds
-// each one's output to the next.
+// each one's output to the next. A BatchNorm2d directly followed by a ReLU runs
+// as one fused op (BatchNorm2d::forward_relu): the same values and gradients,
+// one pass over the activations fewer each way. Both stay modules of their own,
+// so parameter names and checkpoints do not change.
 #pragma once
 #include <initializer_list>
 #include <memory>

@@ -4,7 +4,10 @@
 // and [N, C, H, W] (contiguous planes) stream through memory. Training reads x
 // three times (sum, centred sum of squares, normalise) and writes y once;
 // statistics accumulate in double, on 8 independent lanes per plane. Backward reads x and g twice (two
-// channel sums, then dx). layer_norm gives each thread a block of rows (three passes over a row that stays in
+// channel sums, then dx). A fused ReLU (OpAttrs::relu) costs no pass: forward takes max(0, .) as it writes
+// y, and backward zeroes g where the pre-activation, recomputed from the x it reads anyway, was <= 0.
+// Against batch_norm then relu that is one read and one write of the activations fewer forward and two
+// reads and a write fewer backward (the CNN's step 2310 -> 2680 samples/s on 2 AVX-512 cores). layer_norm gives each thread a block of rows (three passes over a row that stays in
 // cache, its row sums on the same double lanes: with a single double chain per row the forward alone
 // was 1.4% of the tiny GPT's step, 0.5% on the lanes); its dgamma/dbeta reduction over rows is split by
 // column blocks instead, so every thread owns disjoint outputs and the result does not depend on the thread
@@ -13,6 +16,7 @@
 // per-channel and per-row formulas are kernels/norm_math.h, shared with CUDA.
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/backends.h"
@@ -34,6 +38,16 @@ template <typename Fn>
 void for_planes(const NCS& g, int64_t cb, int64_t ce, Fn fn) {
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t c = cb; c < ce; ++c) fn(c, (n * g.C + c) * g.S);
+}
+
+// fn(std::true_type{}) when a ReLU is fused, else fn(std::false_type{}): the
+// flag becomes a constant of each loop, so the loop without it is the plain one.
+template <typename Fn>
+void with_relu(bool relu, Fn fn) {
+  if (relu)
+    fn(std::true_type{});
+  else
+    fn(std::false_type{});
 }
 
 // The sum over k in [0, n) of term(k), in double, on kLanes independent
@@ -85,7 +99,8 @@ void batch_norm_forward(const OpAttrs& a, const TensorView* in, TensorView* out)
   double M = static_cast<double>(g.N * g.S);
   parallel_for(g.C, g.grain(), [&](int64_t cb, int64_t ce) {
     std::vector<double> acc(static_cast<size_t>(ce - cb), 0.0);
-    std::vector<float> mean(acc.size()), scale(acc.size()), shift(acc.size());
+    std::vector<float> mean(acc.size());
+    std::vector<norm::ScaleShift> affine(acc.size());
     if (a.training) {
       for_planes(g, cb, ce, [&](int64_t c, int64_t off) {
         const float* p = x + off;
@@ -110,14 +125,15 @@ void batch_norm_forward(const OpAttrs& a, const TensorView* in, TensorView* out)
         invstd_out[c] = norm::invstd_from_m2(rv[c], 1.0, a.eps);
       }
     }
-    // y = x * scale + shift, scale = gamma invstd, shift = beta - mean scale
-    for (int64_t c = cb; c < ce; ++c) {
-      scale[c - cb] = gamma[c] * invstd_out[c];
-      shift[c - cb] = beta[c] - mean_out[c] * scale[c - cb];
-    }
-    for_planes(g, cb, ce, [&](int64_t c, int64_t off) {
-      float sc = scale[c - cb], sh = shift[c - cb];
-      for (int64_t k = 0; k < g.S; ++k) y[off + k] = x[off + k] * sc + sh;
+    for (int64_t c = cb; c < ce; ++c)
+      affine[c - cb] = norm::batch_norm_scale_shift(gamma[c], beta[c], mean_out[c], invstd_out[c]);
+    // y = x scale + shift, and max(0, .) in the same pass when a ReLU is fused:
+    // a separate relu op would read and write the whole tensor once more
+    with_relu(a.relu, [&](auto relu) {
+      for_planes(g, cb, ce, [&](int64_t c, int64_t off) {
+        norm::ScaleShift s = affine[c - cb];
+        for (int64_t k = 0; k < g.S; ++k) y[off + k] = norm::batch_norm_out(norm::batch_norm_affine(x[off + k], s), relu);
+      });
     });
   });
 }
@@ -125,16 +141,25 @@ void batch_norm_forward(const OpAttrs& a, const TensorView* in, TensorView* out)
 void batch_norm_backward(const OpAttrs& a, const TensorView* in, const TensorView* out,
                          const TensorView& gout, TensorView* gin) {
   NCS g(in[0].shape);
-  const float *x = F(in[0]), *gamma = F(in[1]), *go = F(gout), *mean = F(out[1]), *invstd = F(out[2]);
+  const float *x = F(in[0]), *gamma = F(in[1]), *beta = F(in[2]), *go = F(gout), *mean = F(out[1]),
+              *invstd = F(out[2]);
   double M = static_cast<double>(g.N * g.S);
   parallel_for(g.C, g.grain(), [&](int64_t cb, int64_t ce) {
     size_t w = static_cast<size_t>(ce - cb);
     std::vector<double> sum_g(w, 0.0), sum_gx(w, 0.0);
-    for_planes(g, cb, ce, [&](int64_t c, int64_t off) {
-      const float *gp = go + off, *xp = x + off;
-      float m = mean[c], is = invstd[c];
-      sum_g[c - cb] += lane_sum(g.S, [gp](int64_t k) { return gp[k]; });
-      sum_gx[c - cb] += lane_sum(g.S, [gp, xp, m, is](int64_t k) { return gp[k] * ((xp[k] - m) * is); });
+    // g through a fused ReLU: zero where the forward's pre-activation (recomputed
+    // from x, so no read of y) was <= 0
+    with_relu(a.relu, [&](auto relu) {
+      for_planes(g, cb, ce, [&](int64_t c, int64_t off) {
+        const float *gp = go + off, *xp = x + off;
+        float m = mean[c], is = invstd[c];
+        norm::ScaleShift s = norm::batch_norm_scale_shift(gamma[c], beta[c], m, is);
+        auto ge = [gp, xp, s, relu](int64_t k) {
+          return norm::batch_norm_grad_through_relu(gp[k], norm::batch_norm_affine(xp[k], s), relu);
+        };
+        sum_g[c - cb] += lane_sum(g.S, ge);
+        sum_gx[c - cb] += lane_sum(g.S, [ge, xp, m, is](int64_t k) { return ge(k) * ((xp[k] - m) * is); });
+      });
     });
     for (int64_t c = cb; c < ce; ++c) {
       if (gin[1].defined()) F(gin[1])[c] = static_cast<float>(sum_gx[c - cb]);
@@ -142,11 +167,16 @@ void batch_norm_backward(const OpAttrs& a, const TensorView* in, const TensorVie
     }
     if (!gin[0].defined()) return;
     float* dx = F(gin[0]);
-    for_planes(g, cb, ce, [&](int64_t c, int64_t off) {
-      float m = mean[c], is = invstd[c], gs = gamma[c] * is;
-      float mg = static_cast<float>(sum_g[c - cb] / M), mgx = static_cast<float>(sum_gx[c - cb] / M);
-      for (int64_t k = 0; k < g.S; ++k)
-        dx[off + k] = norm::batch_norm_dx(go[off + k], (x[off + k] - m) * is, gs, mg, mgx, a.training);
+    with_relu(a.relu, [&](auto relu) {
+      for_planes(g, cb, ce, [&](int64_t c, int64_t off) {
+        float m = mean[c], is = invstd[c], gs = gamma[c] * is;
+        norm::ScaleShift s = norm::batch_norm_scale_shift(gamma[c], beta[c], m, is);
+        float mg = static_cast<float>(sum_g[c - cb] / M), mgx = static_cast<float>(sum_gx[c - cb] / M);
+        for (int64_t k = 0; k < g.S; ++k) {
+          float ge = norm::batch_norm_grad_through_relu(go[off + k], norm::batch_norm_affine(x[off + k], s), relu);
+          dx[off + k] = norm::batch_norm_dx(ge, (x[off + k] - m) * is, gs, mg, mgx, a.training);
+        }
+      });
     });
   });
 }

@@ -4,11 +4,13 @@
 // then the centred sum of squares around the f32 mean, as the CPU kernel does --
 // whose second finish step also writes invstd and updates the running statistics
 // in place (momentum, unbiased variance; kernels/norm_math.h); then one
-// elementwise pass y = (x - mean) invstd gamma + beta. Traffic: x read three
-// times, y written once. Eval: a per-channel kernel takes mean/invstd from the
-// running statistics, then the same elementwise pass. Backward: one reduction
-// of (g, g xhat) per channel gives dbeta/dgamma and the two means that dx needs,
-// then one elementwise pass for dx (x and g read twice). FP32 arithmetic throughout.
+// elementwise pass y = (x - mean) invstd gamma + beta (max(0, .) with a fused
+// ReLU). Traffic: x read three times, y written once. Eval: a per-channel kernel
+// takes mean/invstd from the running statistics, then the same elementwise pass.
+// Backward: one reduction of (g, g xhat) per channel gives dbeta/dgamma and the
+// two means that dx needs, then one elementwise pass for dx (x and g read twice);
+// a fused ReLU zeroes g where the pre-activation, recomputed from x, was <= 0, so
+// y is never read. FP32 arithmetic throughout.
 #include <string>
 
 #include "kernels/backends.h"
@@ -77,14 +79,22 @@ __global__ void eval_stats_kernel(int64_t C, AnyFloat running_mean, AnyFloat run
   invstd[c] = norm::invstd_from_m2(running_var.load(c), 1.0, eps);
 }
 
+// The per-channel affine map of batch_norm (kernels/norm_math.h), the same on
+// the forward pass and when the backward recomputes a fused ReLU's mask.
+__device__ inline norm::ScaleShift affine_of(int64_t c, const float* mean, const float* invstd, AnyFloat gamma,
+                                             AnyFloat beta) {
+  return norm::batch_norm_scale_shift(gamma.load(c), beta.load(c), mean[c], invstd[c]);
+}
+
 template <typename T>
 __global__ void normalize_kernel(NCS g, const T* x, const float* mean, const float* invstd, AnyFloat gamma,
-                                 AnyFloat beta, T* y) {
+                                 AnyFloat beta, bool relu, T* y) {
   int64_t n = g.numel();
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t c = channel_of(i, g.C, g.S);
-    y[i] = from_float<T>((to_float(x[i]) - mean[c]) * invstd[c] * gamma.load(c) + beta.load(c));
+    float pre = norm::batch_norm_affine(to_float(x[i]), affine_of(c, mean, invstd, gamma, beta));
+    y[i] = from_float<T>(norm::batch_norm_out(pre, relu));
   }
 }
 
@@ -93,10 +103,14 @@ template <typename T>
 struct SumGradients {
   const T *x, *g;
   const float *mean, *invstd;
+  AnyFloat gamma, beta;
+  bool relu;
   __device__ void operator()(int64_t i, int64_t c, float (&acc)[2]) const {
-    float go = to_float(g[i]);
+    float xi = to_float(x[i]);
+    float go = norm::batch_norm_grad_through_relu(
+        to_float(g[i]), norm::batch_norm_affine(xi, affine_of(c, mean, invstd, gamma, beta)), relu);
     acc[0] += go;
-    acc[1] += go * ((to_float(x[i]) - mean[c]) * invstd[c]);
+    acc[1] += go * ((xi - mean[c]) * invstd[c]);
   }
 };
 
@@ -113,14 +127,17 @@ struct FinishGradients {
 
 template <typename T>
 __global__ void dx_kernel(NCS g, const T* x, const T* go, const float* mean, const float* invstd,
-                          AnyFloat gamma, const float* sums, float count, bool training, T* dx) {
+                          AnyFloat gamma, AnyFloat beta, bool relu, const float* sums, float count,
+                          bool training, T* dx) {
   int64_t n = g.numel();
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t c = channel_of(i, g.C, g.S);
-    float is = invstd[c], xhat = (to_float(x[i]) - mean[c]) * is;
+    float xi = to_float(x[i]), is = invstd[c], xhat = (xi - mean[c]) * is;
+    float ge = norm::batch_norm_grad_through_relu(
+        to_float(go[i]), norm::batch_norm_affine(xi, affine_of(c, mean, invstd, gamma, beta)), relu);
     float mg = training ? sums[2 * c] / count : 0.0f, mgx = training ? sums[2 * c + 1] / count : 0.0f;
-    dx[i] = from_float<T>(norm::batch_norm_dx(to_float(go[i]), xhat, gamma.load(c) * is, mg, mgx, training));
+    dx[i] = from_float<T>(norm::batch_norm_dx(ge, xhat, gamma.load(c) * is, mg, mgx, training));
   }
 }
 
@@ -160,7 +177,7 @@ void batch_norm_forward(const OpAttrs& a, const TensorView* in, TensorView* out)
     }
     if (g.numel() == 0) return;
     normalize_kernel<T>
-        <<<blocks_for(g.numel()), kThreads, 0, stream>>>(g, x, mean, invstd, gamma, beta, out[0].as<T>());
+        <<<blocks_for(g.numel()), kThreads, 0, stream>>>(g, x, mean, invstd, gamma, beta, a.relu, out[0].as<T>());
     STRATA_CUDA_LAUNCH_CHECK();
   });
 }
@@ -172,6 +189,7 @@ void batch_norm_backward(const OpAttrs& a, const TensorView* in, const TensorVie
   const char* op = "batch_norm";
   const float *mean = stat_ptr(out[1], "mean"), *invstd = stat_ptr(out[2], "invstd");
   AnyFloat gamma = any_float(in[1].data, in[1].dtype, op, "gamma");
+  AnyFloat beta = any_float(in[2].data, in[2].dtype, op, "beta");
   AnyFloat dgamma{nullptr, DType::f32}, dbeta{nullptr, DType::f32};
   if (gin[1].defined()) dgamma = any_float(gin[1].data, gin[1].dtype, op, "grad of gamma");
   if (gin[2].defined()) dbeta = any_float(gin[2].data, gin[2].dtype, op, "grad of beta");
@@ -184,11 +202,11 @@ void batch_norm_backward(const OpAttrs& a, const TensorView* in, const TensorVie
     const T *x = in[0].as<const T>(), *go = gout.as<const T>();
     Scratch sums(static_cast<size_t>(2 * g.C) * sizeof(float));
     if (need_sums)
-      channel_reduce<2>(g.N, g.C, g.S, SumGradients<T>{x, go, mean, invstd},
+      channel_reduce<2>(g.N, g.C, g.S, SumGradients<T>{x, go, mean, invstd, gamma, beta, a.relu},
                         FinishGradients{dgamma, dbeta, sums.as<float>()});
     if (!gin[0].defined() || g.numel() == 0) return;
     dx_kernel<T><<<blocks_for(g.numel()), kThreads, 0, context().stream>>>(
-        g, x, go, mean, invstd, gamma, sums.as<float>(), static_cast<float>(g.N * g.S), a.training,
+        g, x, go, mean, invstd, gamma, beta, a.relu, sums.as<float>(), static_cast<float>(g.N * g.S), a.training,
         gin[0].as<T>());
     STRATA_CUDA_LAUNCH_CHECK();
   });

@@ -2,6 +2,7 @@
 // Every floating buffer is f64 here, FP32 parameters and statistics included
 // (stat_dtype(f64) is f64), so mixed storage needs nothing of this file.
 #include <cmath>
+#include <vector>
 
 #include "kernels/backends.h"
 #include "kernels/reference/common.h"
@@ -46,11 +47,13 @@ void batch_norm_forward(const OpAttrs& a, const TensorView* in, TensorView* out)
     for (int64_t n = 0; n < g.N; ++n)
       for (int64_t k = 0; k < g.S; ++k) {
         int64_t i = g.at(n, c, k);
-        D(out[0])[i] = (x[i] - mean) * invstd * D(in[1])[c] + D(in[2])[c];
+        double pre = (x[i] - mean) * invstd * D(in[1])[c] + D(in[2])[c];
+        D(out[0])[i] = a.relu && !(pre > 0) ? 0.0 : pre;  // a fused ReLU
       }
   }
 }
 
+// With a fused ReLU, g is first zeroed where the output before it was <= 0.
 // With xhat = (x - mean) invstd and dxhat = g gamma:
 //   training: dx = invstd / M (M dxhat - sum dxhat - xhat sum(dxhat xhat))   (mean, var depend on x)
 //   eval:     dx = invstd dxhat
@@ -58,9 +61,19 @@ void batch_norm_backward(const OpAttrs& a, const TensorView* in, const TensorVie
                          const TensorView& gout, TensorView* gin) {
   NCS g(in[0].shape);
   double M = static_cast<double>(g.N * g.S);
-  const double *x = D(in[0]), *go = D(gout);
+  const double *x = D(in[0]), *gout_all = D(gout);
+  std::vector<double> masked;
+  if (a.relu) masked.resize(static_cast<size_t>(in[0].numel()));
+  const double* go = a.relu ? masked.data() : gout_all;
   for (int64_t c = 0; c < g.C; ++c) {
     double mean = D(out[1])[c], invstd = D(out[2])[c], gamma = D(in[1])[c];
+    if (a.relu)
+      for (int64_t n = 0; n < g.N; ++n)
+        for (int64_t k = 0; k < g.S; ++k) {
+          int64_t i = g.at(n, c, k);
+          double pre = (x[i] - mean) * invstd * gamma + D(in[2])[c];
+          masked[static_cast<size_t>(i)] = pre > 0 ? gout_all[i] : 0.0;
+        }
     double sum_g = 0, sum_gx = 0;
     for (int64_t n = 0; n < g.N; ++n)
       for (int64_t k = 0; k < g.S; ++k) {

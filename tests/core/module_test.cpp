@@ -3,10 +3,12 @@
 // mixed-precision hook.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
 #include "base/error.h"
+#include "core/autograd.h"
 #include "core/init.h"
 #include "core/modules/modules.h"
 #include "core/ops.h"
@@ -347,6 +349,64 @@ TEST(Modules, CnnSequentialShapesAndGradients) {
   flat.emplace<Conv2d>(2, 4, 3, 2, 1, true, &g).emplace<Flatten>().emplace<Linear>(4 * 3 * 3, 5, true, &g);
   EXPECT_EQ(flat.forward(Tensor::ones({3, 2, 6, 6})).shape(), (Shape{3, 5}));
   EXPECT_THROW(flat.forward(Tensor::ones({3, 3, 6, 6})), ShapeError);
+}
+
+// Sequential runs BatchNorm2d + ReLU as one op (batch_norm with relu): the same
+// outputs, input and parameter gradients and running statistics as the two
+// modules run one by one, in training and in eval; a ReLU not right after a
+// BatchNorm2d runs as itself.
+TEST(Modules, SequentialFusesBatchNormAndReLUWithoutChangingResults) {
+  auto build = [] {
+    Generator g(57);
+    auto s = std::make_shared<Sequential>();
+    s->emplace<Conv2d>(2, 4, 3, 1, 1, false, &g)
+        .emplace<BatchNorm2d>(4)
+        .emplace<ReLU>()
+        .emplace<MaxPool2d>(2)
+        .emplace<Flatten>()
+        .emplace<BatchNorm2d>(16)
+        .emplace<ReLU>()
+        .emplace<Linear>(16, 3, true, &g)
+        .emplace<ReLU>();
+    return s;
+  };
+  auto fused = build(), plain = build();
+  Generator gx(58);
+  Tensor x = Tensor::uniform({6, 2, 4, 4}, -2, 2, gx);
+  for (bool training : {true, false}) {
+    if (!training) {
+      fused->eval();
+      plain->eval();
+    }
+    Tensor xf = x.clone().set_requires_grad(), xp = x.clone().set_requires_grad();
+    Tensor yf = fused->forward(xf);
+    Tensor h = xp;
+    for (size_t i = 0; i < plain->size(); ++i) h = (*plain)[i]->forward(h);
+    ASSERT_EQ(yf.to_float_vector(), h.to_float_vector()) << (training ? "train" : "eval");
+    sum(mul(yf, yf)).backward();
+    sum(mul(h, h)).backward();
+    EXPECT_EQ(xf.grad().to_float_vector(), xp.grad().to_float_vector()) << (training ? "train" : "eval");
+    auto pf = fused->named_parameters(), pp = plain->named_parameters();
+    for (size_t i = 0; i < pf.size(); ++i)
+      EXPECT_EQ(pf[i].second.grad().to_float_vector(), pp[i].second.grad().to_float_vector()) << pf[i].first;
+    auto bf = fused->named_buffers(), bp = plain->named_buffers();
+    for (size_t i = 0; i < bf.size(); ++i)
+      EXPECT_EQ(bf[i].second.to_float_vector(), bp[i].second.to_float_vector()) << bf[i].first;
+    fused->zero_grad();
+    plain->zero_grad();
+  }
+  // the pair is one node of the graph, and the ReLU is really folded in
+  Sequential pair;
+  pair.emplace<BatchNorm2d>(2).emplace<ReLU>();
+  Tensor yp = pair.forward(x.clone().set_requires_grad());
+  ASSERT_NE(yp.grad_fn(), nullptr);
+  EXPECT_STREQ(yp.grad_fn()->name(), "batch_norm");
+  fused->train();
+  Tensor y1 = std::dynamic_pointer_cast<BatchNorm2d>((*fused)[1])->forward_relu(
+      (*fused)[0]->forward(x));
+  auto v = y1.to_float_vector();
+  EXPECT_GT(std::count(v.begin(), v.end(), 0.0f), 0);
+  EXPECT_EQ(*std::min_element(v.begin(), v.end()), 0.0f);
 }
 
 TEST(Modules, Conv2dMatchesDirectSum) {

@@ -127,15 +127,17 @@ TEST_P(CudaNorm, BatchNormMatchesCpu) {
   Dtypes d = GetParam();
   for (const Shape& x :
        {Shape{4, 3, 5, 6}, Shape{64, 40}, Shape{8, 16, 33, 33}, Shape{32, 4, 64, 64}, Shape{0, 3}})
-    for (bool training : {true, false}) {
-      if (training && x[0] == 0) continue;
-      OpAttrs a;
-      a.training = training;
-      a.momentum = 0.2;
-      std::string what = std::string("batch_norm x ") + dtype_name(d.x) + shape_str(x) + " params " +
-                         dtype_name(d.param) + (training ? " train" : " eval");
-      compare(Op::batch_norm, a, norm_inputs(d, x, x[1], 4, 5), what);
-    }
+    for (bool training : {true, false})
+      for (bool relu : {false, true}) {  // relu: the fused ReLU, its mask recomputed from x backward
+        if (training && x[0] == 0) continue;
+        OpAttrs a;
+        a.training = training;
+        a.momentum = 0.2;
+        a.relu = relu;
+        std::string what = std::string("batch_norm x ") + dtype_name(d.x) + shape_str(x) + " params " +
+                           dtype_name(d.param) + (training ? " train" : " eval") + (relu ? " relu" : "");
+        compare(Op::batch_norm, a, norm_inputs(d, x, x[1], 4, 5), what);
+      }
 }
 
 TEST_P(CudaNorm, LayerNormMatchesCpu) {

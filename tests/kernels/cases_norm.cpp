@@ -14,10 +14,13 @@ namespace {
 // fp32: gamma, beta and the running statistics stored in f32 beside a half x, as
 // mixed precision keeps them (the harness runs them as the case dtype until it
 // honours InputSpec::fp32; both must pass).
-OpCase bn(const char* label, Shape x, bool training, double momentum = 0.1, bool fp32 = false) {
+// relu: the fused ReLU (y = max(0, bn(x))).
+OpCase bn(const char* label, Shape x, bool training, double momentum = 0.1, bool fp32 = false,
+          bool relu = false) {
   int64_t C = x[1];
   OpAttrs a;
   a.training = training;
+  a.relu = relu;
   a.momentum = momentum;
   InputSpec gamma{{C}, false, 1, 0.5, 1.5}, beta{{C}};
   InputSpec rm{{C}, false, 1, -0.5, 0.5};
@@ -122,7 +125,12 @@ STRATA_OP_CASES(batch_norm) {
           bn("train-large-2d", {400, 96}, true),
           bn("train-4d-fp32-params", {4, 3, 5, 6}, true, 0.1, true),
           bn("eval-4d-fp32-params", {4, 3, 5, 6}, false, 0.1, true),
-          bn("train-2d-fp32-params", {16, 7}, true, 0.2, true)};
+          bn("train-2d-fp32-params", {16, 7}, true, 0.2, true),
+          bn("train-4d-relu", {4, 3, 5, 6}, true, 0.1, false, true),
+          bn("eval-4d-relu", {4, 3, 5, 6}, false, 0.1, false, true),
+          bn("train-2d-relu", {8, 5}, true, 0.1, false, true),
+          bn("train-large-relu", {8, 32, 12, 12}, true, 0.1, false, true),
+          bn("train-4d-fp32-params-relu", {4, 3, 5, 6}, true, 0.1, true, true)};
 }
 
 STRATA_OP_CASES(layer_norm) {
