@@ -1,8 +1,10 @@
 // Per-channel (batch_norm) and per-row (layer_norm) math written once for the CPU
 // and the CUDA kernels; they differ only in how they walk memory and reduce.
-// Statistics come from two passes (a sum, then the centred sum of squares), so
-// both backends normalise with the same biased variance and update the running
-// variance with the same unbiased one (PyTorch's semantics). The reference
+// Both backends normalise with the biased variance and update the running
+// variance with the unbiased one (PyTorch's semantics), from the centred sum of
+// squares m2: CUDA takes it in a second pass around the mean, the CPU in one
+// pass around a value of the channel (memory-bound there), so their m2 agree to
+// rounding, not bit for bit. The reference
 // kernels restate these formulas in double on purpose (see scalar_math.h).
 #pragma once
 #include <bit>

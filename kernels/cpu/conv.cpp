@@ -110,21 +110,28 @@ void conv2d_im2col_forward(const OpAttrs& a, const TensorView* in, TensorView* o
   auto g = geom(a, in, out[0]);
   const float *x = F(in[0]), *w = F(in[1]), *b = F(in[2]);
   float* y = F(out[0]);
+  // A layer without a bias passes zeros (Conv2d's zero_bias): then the GEMMs
+  // write y (beta 0) instead of reading back a y filled with zeros, which on
+  // a first layer (1 input channel, a 9-deep GEMM) is two of its three passes
+  // over the output.
+  const bool zero_bias = std::all_of(b, b + g.o, [](float v) { return v == 0.0f; });
+  const float beta = zero_bias ? 0.0f : 1.0f;
   over_images(g.n, [&](int64_t s, int64_t e) {
     int64_t br = block_rows(g);
     std::vector<float> col(g.pointwise() ? 0 : static_cast<size_t>(g.rows() * br * g.wo));
     for (int64_t n = s; n < e; ++n) {
       const float* xn = x + n * g.c * g.h * g.w;
       float* yn = y + n * g.o * g.plane();
-      for (int64_t o = 0; o < g.o; ++o) std::fill(yn + o * g.plane(), yn + (o + 1) * g.plane(), b[o]);
+      if (!zero_bias)
+        for (int64_t o = 0; o < g.o; ++o) std::fill(yn + o * g.plane(), yn + (o + 1) * g.plane(), b[o]);
       if (g.pointwise()) {
-        gemm(false, false, g.o, g.plane(), g.rows(), 1.0f, w, g.rows(), xn, g.plane(), 1.0f, yn, g.plane());
+        gemm(false, false, g.o, g.plane(), g.rows(), 1.0f, w, g.rows(), xn, g.plane(), beta, yn, g.plane());
         continue;
       }
-      for (int64_t i0 = 0; i0 < g.ho; i0 += br) {  // y[n][:, block] += W col
+      for (int64_t i0 = 0; i0 < g.ho; i0 += br) {  // y[n][:, block] (+)= W col
         int64_t i1 = std::min(g.ho, i0 + br), cols = (i1 - i0) * g.wo;
         im2col(g, xn, i0, i1, col.data());
-        gemm(false, false, g.o, cols, g.rows(), 1.0f, w, g.rows(), col.data(), cols, 1.0f, yn + i0 * g.wo,
+        gemm(false, false, g.o, cols, g.rows(), 1.0f, w, g.rows(), col.data(), cols, beta, yn + i0 * g.wo,
              g.plane());
       }
     }

@@ -2,7 +2,7 @@
 // each thread a block of channels; within a block it walks n, then the block's
 // channels, then s, so that both [N, C] (S = 1: a contiguous slice of each row)
 // and [N, C, H, W] (contiguous planes) stream through memory. Training reads x
-// three times (sum, centred sum of squares, normalise) and writes y once;
+// from memory twice (the statistics, then normalise) and writes y once;
 // statistics accumulate in double, on 8 independent lanes per plane. Backward reads x and g twice (two
 // channel sums, then dx). A fused ReLU (OpAttrs::relu) costs no pass: forward takes max(0, .) as it writes
 // y, and backward zeroes g where the pre-activation, recomputed from the x it reads anyway, was <= 0.
@@ -102,17 +102,24 @@ void batch_norm_forward(const OpAttrs& a, const TensorView* in, TensorView* out)
     std::vector<float> mean(acc.size());
     std::vector<norm::ScaleShift> affine(acc.size());
     if (a.training) {
+      // one pass: sums of d = x - K and d^2 around a value K of the channel (its
+      // first), so that m2 = sum d^2 - (sum d)^2 / M does not cancel the way
+      // sum x^2 - M mean^2 does when |mean| >> std; the plane's second read
+      // comes from L1
+      std::vector<double> sum_d(acc.size(), 0.0);
+      std::vector<float> pivot(acc.size());
+      for (int64_t c = cb; c < ce; ++c) pivot[c - cb] = g.N * g.S > 0 ? x[c * g.S] : 0.0f;
       for_planes(g, cb, ce, [&](int64_t c, int64_t off) {
         const float* p = x + off;
-        acc[c - cb] += lane_sum(g.S, [p](int64_t k) { return p[k]; });
+        float k0 = pivot[c - cb];
+        sum_d[c - cb] += lane_sum(g.S, [p, k0](int64_t k) { return p[k] - k0; });
+        acc[c - cb] += lane_sum(g.S, [p, k0](int64_t k) { return (p[k] - k0) * (p[k] - k0); });
       });
-      for (int64_t c = cb; c < ce; ++c) mean[c - cb] = static_cast<float>(acc[c - cb] / M);
-      std::fill(acc.begin(), acc.end(), 0.0);
-      for_planes(g, cb, ce, [&](int64_t c, int64_t off) {
-        const float* p = x + off;
-        float m = mean[c - cb];
-        acc[c - cb] += lane_sum(g.S, [p, m](int64_t k) { return (p[k] - m) * (p[k] - m); });
-      });
+      for (int64_t c = cb; c < ce; ++c) {
+        double sd = sum_d[c - cb];
+        mean[c - cb] = static_cast<float>(static_cast<double>(pivot[c - cb]) + sd / M);
+        acc[c - cb] = std::max(0.0, acc[c - cb] - sd * sd / M);  // the centred sum of squares
+      }
       for (int64_t c = cb; c < ce; ++c) {
         mean_out[c] = mean[c - cb];
         invstd_out[c] = norm::invstd_from_m2(acc[c - cb], M, a.eps);

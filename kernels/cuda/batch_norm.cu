@@ -1,7 +1,8 @@
 // batch_norm on CUDA, x[N, C, S...] in f32/f16/bf16 viewed as [N, C, S]; gamma,
 // beta and the running statistics each in x's dtype or f32; saved mean/invstd f32.
 // Training: two deterministic channel reductions (channel_reduce.cuh) -- the sum,
-// then the centred sum of squares around the f32 mean, as the CPU kernel does --
+// then the centred sum of squares around the f32 mean (the CPU takes both in one
+// pass around a value of the channel) --
 // whose second finish step also writes invstd and updates the running statistics
 // in place (momentum, unbiased variance; kernels/norm_math.h); then one
 // elementwise pass y = (x - mean) invstd gamma + beta (max(0, .) with a fused
