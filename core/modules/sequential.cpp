@@ -20,9 +20,11 @@ Sequential& Sequential::add(std::shared_ptr<Module> m) {
 Tensor Sequential::forward(const Tensor& x) {
   Tensor h = x;
   for (size_t i = 0; i < layers_.size(); ++i) {
-    auto* bn = dynamic_cast<BatchNorm2d*>(layers_[i].get());
-    if (bn && i + 1 < layers_.size() && typeid(*layers_[i + 1]) == typeid(ReLU)) {
-      h = bn->forward_relu(h);
+    // exact types: a subclass may have its own forward, which fusing would skip
+    const Module& m = *layers_[i];
+    if (typeid(m) == typeid(BatchNorm2d) && i + 1 < layers_.size() &&
+        typeid(*layers_[i + 1]) == typeid(ReLU)) {
+      h = static_cast<BatchNorm2d*>(layers_[i].get())->forward_relu(h);
       ++i;
       continue;
     }

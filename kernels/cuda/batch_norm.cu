@@ -82,8 +82,8 @@ __global__ void eval_stats_kernel(int64_t C, AnyFloat running_mean, AnyFloat run
 
 // The per-channel affine map of batch_norm (kernels/norm_math.h), the same on
 // the forward pass and when the backward recomputes a fused ReLU's mask.
-__device__ inline norm::ScaleShift affine_of(int64_t c, const float* mean, const float* invstd, AnyFloat gamma,
-                                             AnyFloat beta) {
+__device__ inline norm::ScaleShift affine_of(int64_t c, const float* mean, const float* invstd,
+                                             AnyFloat gamma, AnyFloat beta) {
   return norm::batch_norm_scale_shift(gamma.load(c), beta.load(c), mean[c], invstd[c]);
 }
 
@@ -177,8 +177,8 @@ void batch_norm_forward(const OpAttrs& a, const TensorView* in, TensorView* out)
       STRATA_CUDA_LAUNCH_CHECK();
     }
     if (g.numel() == 0) return;
-    normalize_kernel<T>
-        <<<blocks_for(g.numel()), kThreads, 0, stream>>>(g, x, mean, invstd, gamma, beta, a.relu, out[0].as<T>());
+    normalize_kernel<T><<<blocks_for(g.numel()), kThreads, 0, stream>>>(g, x, mean, invstd, gamma, beta,
+                                                                        a.relu, out[0].as<T>());
     STRATA_CUDA_LAUNCH_CHECK();
   });
 }
@@ -207,8 +207,8 @@ void batch_norm_backward(const OpAttrs& a, const TensorView* in, const TensorVie
                         FinishGradients{dgamma, dbeta, sums.as<float>()});
     if (!gin[0].defined() || g.numel() == 0) return;
     dx_kernel<T><<<blocks_for(g.numel()), kThreads, 0, context().stream>>>(
-        g, x, go, mean, invstd, gamma, beta, a.relu, sums.as<float>(), static_cast<float>(g.N * g.S), a.training,
-        gin[0].as<T>());
+        g, x, go, mean, invstd, gamma, beta, a.relu, sums.as<float>(), static_cast<float>(g.N * g.S),
+        a.training, gin[0].as<T>());
     STRATA_CUDA_LAUNCH_CHECK();
   });
 }

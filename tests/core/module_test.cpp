@@ -402,8 +402,7 @@ TEST(Modules, SequentialFusesBatchNormAndReLUWithoutChangingResults) {
   ASSERT_NE(yp.grad_fn(), nullptr);
   EXPECT_STREQ(yp.grad_fn()->name(), "batch_norm");
   fused->train();
-  Tensor y1 = std::dynamic_pointer_cast<BatchNorm2d>((*fused)[1])->forward_relu(
-      (*fused)[0]->forward(x));
+  Tensor y1 = std::dynamic_pointer_cast<BatchNorm2d>((*fused)[1])->forward_relu((*fused)[0]->forward(x));
   auto v = y1.to_float_vector();
   EXPECT_GT(std::count(v.begin(), v.end(), 0.0f), 0);
   EXPECT_EQ(*std::min_element(v.begin(), v.end()), 0.0f);
