@@ -408,6 +408,22 @@ TEST(Modules, SequentialFusesBatchNormAndReLUWithoutChangingResults) {
   EXPECT_EQ(*std::min_element(v.begin(), v.end()), 0.0f);
 }
 
+// A subclass of BatchNorm2d with its own forward is not fused: its forward runs.
+TEST(Modules, SequentialRunsASubclassedBatchNormsOwnForward) {
+  struct Negated : BatchNorm2d {
+    using BatchNorm2d::BatchNorm2d;
+    Tensor forward(const Tensor& x) override { return scale(BatchNorm2d::forward(x), -1.0); }
+  };
+  Sequential s;
+  s.emplace<Negated>(3).emplace<ReLU>();
+  Generator g(59);
+  Tensor x = Tensor::uniform({4, 3, 2, 2}, -1, 1, g);
+  Sequential plain;
+  plain.emplace<BatchNorm2d>(3);
+  auto want = relu(scale(plain.forward(x), -1.0)).to_float_vector();
+  EXPECT_EQ(s.forward(x).to_float_vector(), want);
+}
+
 TEST(Modules, Conv2dMatchesDirectSum) {
   Generator g(8);
   Conv2d conv(2, 3, 3, 1, 1, true, &g);
