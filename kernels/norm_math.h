@@ -40,9 +40,10 @@ STRATA_HD inline float batch_norm_dx(float g, float xhat, float gs, float mean_g
 }
 
 // batch_norm's output before any ReLU: x scale + shift, with scale = gamma invstd
-// and shift = beta - mean scale (batch_norm_scale_shift). With a fused ReLU the backward pass recomputes it
-// from x (the same expression, so the same value and the same mask) instead of
-// reading y: the gradient of relu(bn(x)) is bn's with g zeroed where it is <= 0.
+// and shift = beta - mean scale (batch_norm_scale_shift). With a fused ReLU the
+// backward pass recomputes it from x (the same expression, so the same value and
+// the same mask) instead of reading y: the gradient of relu(bn(x)) is bn's with
+// g zeroed where it is <= 0.
 struct ScaleShift {
   float scale, shift;
 };

@@ -156,13 +156,16 @@ void batch_norm_backward(const OpAttrs& a, const TensorView* in, const TensorVie
   parallel_for(g.C, g.grain(), [&](int64_t cb, int64_t ce) {
     size_t w = static_cast<size_t>(ce - cb);
     std::vector<double> sum_g(w, 0.0), sum_gx(w, 0.0);
+    std::vector<norm::ScaleShift> affine(w);  // the forward's, for a fused ReLU's mask
+    for (int64_t c = cb; c < ce; ++c)
+      affine[c - cb] = norm::batch_norm_scale_shift(gamma[c], beta[c], mean[c], invstd[c]);
     // g through a fused ReLU: zero where the forward's pre-activation (recomputed
     // from x, so no read of y) was <= 0
     with_relu(a.relu, [&](auto relu) {
       for_planes(g, cb, ce, [&](int64_t c, int64_t off) {
         const float *gp = go + off, *xp = x + off;
         float m = mean[c], is = invstd[c];
-        norm::ScaleShift s = norm::batch_norm_scale_shift(gamma[c], beta[c], m, is);
+        norm::ScaleShift s = affine[c - cb];
         auto ge = [gp, xp, s, relu](int64_t k) {
           return norm::batch_norm_grad_through_relu(gp[k], norm::batch_norm_affine(xp[k], s), relu);
         };
@@ -179,7 +182,7 @@ void batch_norm_backward(const OpAttrs& a, const TensorView* in, const TensorVie
     with_relu(a.relu, [&](auto relu) {
       for_planes(g, cb, ce, [&](int64_t c, int64_t off) {
         float m = mean[c], is = invstd[c], gs = gamma[c] * is;
-        norm::ScaleShift s = norm::batch_norm_scale_shift(gamma[c], beta[c], m, is);
+        norm::ScaleShift s = affine[c - cb];
         float mg = static_cast<float>(sum_g[c - cb] / M), mgx = static_cast<float>(sum_gx[c - cb] / M);
         for (int64_t k = 0; k < g.S; ++k) {
           float ge =

@@ -2,7 +2,6 @@
 // Every floating buffer is f64 here, FP32 parameters and statistics included
 // (stat_dtype(f64) is f64), so mixed storage needs nothing of this file.
 #include <cmath>
-#include <vector>
 
 #include "kernels/backends.h"
 #include "kernels/reference/common.h"
@@ -62,24 +61,18 @@ void batch_norm_backward(const OpAttrs& a, const TensorView* in, const TensorVie
   NCS g(in[0].shape);
   double M = static_cast<double>(g.N * g.S);
   const double *x = D(in[0]), *gout_all = D(gout);
-  std::vector<double> masked;
-  if (a.relu) masked.resize(static_cast<size_t>(in[0].numel()));
-  const double* go = a.relu ? masked.data() : gout_all;
   for (int64_t c = 0; c < g.C; ++c) {
-    double mean = D(out[1])[c], invstd = D(out[2])[c], gamma = D(in[1])[c];
-    if (a.relu)
-      for (int64_t n = 0; n < g.N; ++n)
-        for (int64_t k = 0; k < g.S; ++k) {
-          int64_t i = g.at(n, c, k);
-          double pre = (x[i] - mean) * invstd * gamma + D(in[2])[c];
-          masked[static_cast<size_t>(i)] = pre > 0 ? gout_all[i] : 0.0;
-        }
+    double mean = D(out[1])[c], invstd = D(out[2])[c], gamma = D(in[1])[c], beta = D(in[2])[c];
+    auto go = [&](int64_t i) {  // g, through the fused ReLU when there is one
+      double pre = (x[i] - mean) * invstd * gamma + beta;
+      return a.relu && !(pre > 0) ? 0.0 : gout_all[i];
+    };
     double sum_g = 0, sum_gx = 0;
     for (int64_t n = 0; n < g.N; ++n)
       for (int64_t k = 0; k < g.S; ++k) {
         int64_t i = g.at(n, c, k);
-        sum_g += go[i];
-        sum_gx += go[i] * (x[i] - mean) * invstd;
+        sum_g += go(i);
+        sum_gx += go(i) * (x[i] - mean) * invstd;
       }
     if (gin[1].defined()) D(gin[1])[c] = sum_gx;
     if (gin[2].defined()) D(gin[2])[c] = sum_g;
@@ -87,7 +80,7 @@ void batch_norm_backward(const OpAttrs& a, const TensorView* in, const TensorVie
     for (int64_t n = 0; n < g.N; ++n)
       for (int64_t k = 0; k < g.S; ++k) {
         int64_t i = g.at(n, c, k);
-        double xhat = (x[i] - mean) * invstd, dxhat = go[i] * gamma;
+        double xhat = (x[i] - mean) * invstd, dxhat = go(i) * gamma;
         D(gin[0])
         [i] = a.training ? invstd / M * (M * dxhat - gamma * sum_g - xhat * gamma * sum_gx) : invstd * dxhat;
       }
