@@ -5,11 +5,14 @@
 # bench/results/<date>/train_vs_torch.{md,json} and loss_vs_time.png.
 #   usage: bench/train_vs_torch.sh [--rounds 3] [--models "mlp cnn resnet gpt"]
 #                                  [--phases "throughput gemm profile tta"] [--target 0.91]
-#                                  [--tta-sequential]
+#                                  [--tta-sequential] [--tta-rounds 1]
 # strata trains through strata-train (its loader, from shards packed here) for a
 # fixed number of steps; PyTorch trains the same model, init, batch, optimizer,
 # schedule and clipping from in-memory tensors (bench/torch/train_peer.py). Both
-# on 2 threads in fp32. Rounds alternate strata, eager, compile.
+# on 2 threads in fp32. Rounds alternate strata, eager, compile. --tta-rounds N
+# runs the time-to-accuracy pair N times (in turn with --tta-sequential, each
+# round starting with the side that went second in the one before) and reports
+# each round's ratio and their median: one run on a shared machine swung 0.61-0.82.
 #   STRATA_BIN          strata's binaries (default build/bin)
 #   STRATA_BENCH_OUT    where the report goes (default bench/results/<UTC date>)
 #   OMP_WAIT_POLICY     PASSIVE unless set; "default" leaves it unset (see below)
@@ -18,7 +21,7 @@
 #   STEPS_SCALE         multiplies the warm-up and timed steps (default 1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROUNDS=3 MODELS="mlp cnn resnet gpt" PHASES="throughput gemm profile tta" TARGET=0.91 TTA_SEQUENTIAL=0
+ROUNDS=3 MODELS="mlp cnn resnet gpt" PHASES="throughput gemm profile tta" TARGET=0.91 TTA_SEQUENTIAL=0 TTA_ROUNDS=1
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) ROUNDS=$2; shift 2 ;;
@@ -26,6 +29,7 @@ while [ $# -gt 0 ]; do
     --phases) PHASES=$2; shift 2 ;;
     --target) TARGET=$2; shift 2 ;;
     --tta-sequential) TTA_SEQUENTIAL=1; shift ;;
+    --tta-rounds) TTA_ROUNDS=$2; shift 2 ;;
     *) echo "train_vs_torch.sh: unknown argument $1 (see the header of $0)" >&2; exit 2 ;;
   esac
 done
@@ -154,26 +158,42 @@ if has tta; then
     data.cache_dir=$W/cache checkpoint.every_epochs=0 logging.console=off logging.tensorboard=false \
     trainer.threads=2 trainer.eval_every_epochs=1"
   resolved_json "${CONFIG[$m]}" "${ARGS[@]}" >"$W/tta.json"
-  rm -rf "$W/cache" "$W/run"
+  # round r's files: tta-<r>-launch.txt (launch and end times, load averages),
+  # tta-<r>-strata.jsonl (strata's metrics), tta-<r>-eager.json (PyTorch's)
   eager() {
-    echo "eager $(date +%s.%N) $(load)" >>"$RES/tta-launch.txt"
+    echo "eager $(date +%s.%N) $(load)" >>"$RES/tta-$r-launch.txt"
     "$PY" bench/torch/train_peer.py --config "$W/tta.json" --mode eager --threads 2 \
-      --target-accuracy "$TARGET" --out "$RES/tta-eager.json" >"$W/tta-eager.log" 2>&1
-    echo "eager-end $(date +%s.%N) $(load)" >>"$RES/tta-launch.txt"
+      --target-accuracy "$TARGET" --out "$RES/tta-$r-eager.json" >"$W/tta-eager.log" 2>&1 ||
+      { cat "$W/tta-eager.log" >&2; return 1; }
+    echo "eager-end $(date +%s.%N) $(load)" >>"$RES/tta-$r-launch.txt"
   }
-  [ "$TTA_SEQUENTIAL" = 1 ] || { eager & epid=$!; }
-  echo "strata $(date +%s.%N) $(load)" >>"$RES/tta-launch.txt"
-  "$BIN/strata-train" --config "${CONFIG[$m]}" "${ARGS[@]}" --run-dir "$W/run" >"$W/run.log" 2>&1 &
-  pid=$!
-  while kill -0 $pid 2>/dev/null; do
-    if $SYSPY bench/torch/reached.py "$W/run/train.log" "$TARGET"; then kill -TERM $pid; break; fi
-    sleep 2
+  strata() {
+    rm -rf "$W/cache" "$W/run"
+    echo "strata $(date +%s.%N) $(load)" >>"$RES/tta-$r-launch.txt"
+    "$BIN/strata-train" --config "${CONFIG[$m]}" "${ARGS[@]}" --run-dir "$W/run" >"$W/run.log" 2>&1 &
+    pid=$!
+    while kill -0 $pid 2>/dev/null; do
+      if $SYSPY bench/torch/reached.py "$W/run/train.log" "$TARGET"; then kill -TERM $pid; break; fi
+      sleep 2
+    done
+    wait $pid || true
+    echo "strata-end $(date +%s.%N) $(load)" >>"$RES/tta-$r-launch.txt"
+    cp "$W/run/metrics.jsonl" "$RES/tta-$r-strata.jsonl"
+  }
+  for r in $(seq 1 "$TTA_ROUNDS"); do
+    if [ "$TTA_SEQUENTIAL" != 1 ]; then
+      eager & epid=$!
+      strata
+      wait $epid
+    elif [ $((r % 2)) = 1 ]; then
+      strata
+      eager
+    else
+      eager
+      strata
+    fi
+    log "time to accuracy, round $r: strata $(grep -c validation "$W/run/train.log") epochs; eager: $(tail -1 "$W/tta-eager.log")"
   done
-  wait $pid || true
-  echo "strata-end $(date +%s.%N) $(load)" >>"$RES/tta-launch.txt"
-  cp "$W/run/metrics.jsonl" "$RES/tta-strata.jsonl"
-  if [ "$TTA_SEQUENTIAL" = 1 ]; then eager; else wait $epid; fi || { cat "$W/tta-eager.log" >&2; exit 1; }
-  log "time to accuracy: strata $(grep -c validation "$W/run/train.log") epochs; eager: $(tail -1 "$W/tta-eager.log")"
 fi
 
 "$PY" -c 'import torch; print(torch.__version__)' >"$RES/torch-version.txt"
