@@ -216,10 +216,12 @@ Tensor global_avg_pool2d(const Tensor& x) { return op1(Op::global_avg_pool2d, {x
 // FP32 masters and statistics beside half activations are the op's contract, so
 // there is no cast of the parameters and no half copy of the statistics.
 Tensor batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& running_mean,
-                  Tensor& running_var, bool training, double momentum, double eps, bool relu) {
+                  Tensor& running_var, bool training, double momentum, double eps, bool relu,
+                  bool max_pool_2x2) {
   OpAttrs a;
   a.training = training;
   a.relu = relu;
+  a.max_pool_2x2 = max_pool_2x2;
   a.momentum = momentum;
   a.eps = eps;
   // updated in place by the kernel: run_op's contiguous() would update a copy

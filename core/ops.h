@@ -46,10 +46,11 @@ Tensor global_avg_pool2d(const Tensor& x);
 
 // normalisation; batch_norm updates running_mean/var in place when training;
 // relu: relu(batch_norm(x)) as one op (one pass over x instead of two, and the
-// same on the backward pass)
+// same on the backward pass); max_pool_2x2: max_pool2d(., 2) of that, still one
+// op, of [N, C, H, W] (writes only the pooled output, saves no argmax)
 Tensor batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& running_mean,
                   Tensor& running_var, bool training, double momentum = 0.1, double eps = 1e-5,
-                  bool relu = false);
+                  bool relu = false, bool max_pool_2x2 = false);
 Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps = 1e-5);
 Tensor embedding(const Tensor& ids, const Tensor& table);
 Tensor dropout(const Tensor& x, double p, bool training, uint64_t seed);

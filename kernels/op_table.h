@@ -44,7 +44,11 @@ struct OpAttrs {
   bool bthd = false;      // sdpa: q, k, v, output [B,T,H,D] (a projection's heads in place), not [B,H,T,D]
   bool training = false;  // batch_norm, dropout
   bool relu = false;      // batch_norm: a ReLU on the output, in the same pass (y = max(0, bn(x)))
-  uint64_t seed = 0;      // dropout
+  // batch_norm: a 2x2 stride-2 max pool on the output (after the ReLU), in the same
+  // pass: [N, C, H, W] -> [N, C, H/2, W/2], a last odd row or column dropped as
+  // max_pool2d drops it; saves where each window's maximum was (i32, its plane's index)
+  bool max_pool_2x2 = false;
+  uint64_t seed = 0;  // dropout
 };
 
 // The dtype of "(stat)" outputs and FP32 parameters: f64 for f64 inputs, else f32.
@@ -57,46 +61,48 @@ struct OutputSpec {
 
 //  X(name, inputs, outputs, differentiable-input mask (bit i = input i))
 //  Attributes used are listed after each entry.
-#define STRATA_OP_LIST(X)                                                                                   \
-  /* elementwise, numpy broadcasting */                                                                     \
-  X(add, 2, 1, 0b11)                                                                                        \
-  X(sub, 2, 1, 0b11)                                                                                        \
-  X(mul, 2, 1, 0b11)                                                                                        \
-  X(div, 2, 1, 0b11)                                                                                        \
-  X(relu, 1, 1, 0b1)                                                                                        \
-  X(gelu, 1, 1, 0b1) /* tanh form */                                                                        \
-  X(tanh, 1, 1, 0b1)                                                                                        \
-  X(sigmoid, 1, 1, 0b1)                                                                                     \
-  /* reductions: axes, keepdim */                                                                           \
-  X(sum, 1, 1, 0b1)                                                                                         \
-  X(mean, 1, 1, 0b1)                                                                                        \
-  /* linear algebra */                                                                                      \
-  X(matmul, 2, 1, 0b11)  /* a[..., M, K] @ b[..., K, N] or b[K, N] */                                       \
-  X(linear, 3, 1, 0b111) /* x[..., K], w[N, K], b[N] -> x w^T + b */                                        \
-  /* softmax family over the last axis */                                                                   \
-  X(softmax, 1, 1, 0b1)                                                                                     \
-  X(log_softmax, 1, 1, 0b1)                                                                                 \
-  /* logits[N, C], labels i64[N] -> mean loss [] (stat); aux: lse [N] (stat); label_smoothing */            \
-  X(cross_entropy, 2, 2, 0b01)                                                                              \
-  /* convolution and pooling, NCHW */                                                                       \
-  X(conv2d, 3, 1, 0b111)          /* x[N,C,H,W], w[O,C,kh,kw], b[O]; stride, padding */                     \
-  X(max_pool2d, 1, 2, 0b1)        /* kernel, stride, padding; aux: argmax i64 */                            \
-  X(avg_pool2d, 1, 1, 0b1)        /* kernel, stride, padding (divides by valid cells) */                    \
-  X(global_avg_pool2d, 1, 1, 0b1) /* [N,C,H,W] -> [N,C] */                                                  \
-  /* normalisation */                                                                                       \
-  X(batch_norm, 5, 3, 0b111) /* x[N,C,...], gamma, beta, running_mean, running_var (each x's dtype or f32); \
-                                training, momentum, eps, relu; aux: mean, invstd (stat) */                  \
-  /* x[..., D], gamma[D], beta[D] (x's dtype or f32); eps; aux: mean, rstd per row (stat) */                \
-  X(layer_norm, 3, 3, 0b111)                                                                                \
-  X(embedding, 2, 1, 0b10) /* ids i64[...], table[V, D] -> [..., D] */                                      \
-  X(dropout, 1, 2, 0b1)    /* p, training, seed; aux: the scale mask */                                     \
-  /* shape */                                                                                               \
-  X(reshape, 1, 1, 0b1) /* shape (-1 allowed once) */                                                       \
-  X(permute, 1, 1, 0b1) /* axes = new order */                                                              \
-  X(concat, 2, 1, 0b11) /* axis */                                                                          \
-  X(slice, 1, 1, 0b1)   /* axis, start, end */                                                              \
-  /* attention */                                                                                           \
-  /* q,k,v [B,H,T,D], causal; scale; aux: lse [B,H,T] (stat) of the scaled masked scores */                 \
+#define STRATA_OP_LIST(X)                                                                                 \
+  /* elementwise, numpy broadcasting */                                                                   \
+  X(add, 2, 1, 0b11)                                                                                      \
+  X(sub, 2, 1, 0b11)                                                                                      \
+  X(mul, 2, 1, 0b11)                                                                                      \
+  X(div, 2, 1, 0b11)                                                                                      \
+  X(relu, 1, 1, 0b1)                                                                                      \
+  X(gelu, 1, 1, 0b1) /* tanh form */                                                                      \
+  X(tanh, 1, 1, 0b1)                                                                                      \
+  X(sigmoid, 1, 1, 0b1)                                                                                   \
+  /* reductions: axes, keepdim */                                                                         \
+  X(sum, 1, 1, 0b1)                                                                                       \
+  X(mean, 1, 1, 0b1)                                                                                      \
+  /* linear algebra */                                                                                    \
+  X(matmul, 2, 1, 0b11)  /* a[..., M, K] @ b[..., K, N] or b[K, N] */                                     \
+  X(linear, 3, 1, 0b111) /* x[..., K], w[N, K], b[N] -> x w^T + b */                                      \
+  /* softmax family over the last axis */                                                                 \
+  X(softmax, 1, 1, 0b1)                                                                                   \
+  X(log_softmax, 1, 1, 0b1)                                                                               \
+  /* logits[N, C], labels i64[N] -> mean loss [] (stat); aux: lse [N] (stat); label_smoothing */          \
+  X(cross_entropy, 2, 2, 0b01)                                                                            \
+  /* convolution and pooling, NCHW */                                                                     \
+  X(conv2d, 3, 1, 0b111)          /* x[N,C,H,W], w[O,C,kh,kw], b[O]; stride, padding */                   \
+  X(max_pool2d, 1, 2, 0b1)        /* kernel, stride, padding; aux: argmax i64 */                          \
+  X(avg_pool2d, 1, 1, 0b1)        /* kernel, stride, padding (divides by valid cells) */                  \
+  X(global_avg_pool2d, 1, 1, 0b1) /* [N,C,H,W] -> [N,C] */                                                \
+  /* normalisation */                                                                                     \
+  /* x[N,C,...], gamma, beta, running_mean, running_var (each x's dtype or f32); training, momentum, eps, \
+     relu, max_pool_2x2; aux: mean, invstd (stat), and with max_pool_2x2 i32 [N,C,H/2,W/2] the flat index \
+     in its plane of each window's first maximum of bn(x) (else i32 [0]) */                               \
+  X(batch_norm, 5, 4, 0b111)                                                                              \
+  /* x[..., D], gamma[D], beta[D] (x's dtype or f32); eps; aux: mean, rstd per row (stat) */              \
+  X(layer_norm, 3, 3, 0b111)                                                                              \
+  X(embedding, 2, 1, 0b10) /* ids i64[...], table[V, D] -> [..., D] */                                    \
+  X(dropout, 1, 2, 0b1)    /* p, training, seed; aux: the scale mask */                                   \
+  /* shape */                                                                                             \
+  X(reshape, 1, 1, 0b1) /* shape (-1 allowed once) */                                                     \
+  X(permute, 1, 1, 0b1) /* axes = new order */                                                            \
+  X(concat, 2, 1, 0b11) /* axis */                                                                        \
+  X(slice, 1, 1, 0b1)   /* axis, start, end */                                                            \
+  /* attention */                                                                                         \
+  /* q,k,v [B,H,T,D], causal; scale; aux: lse [B,H,T] (stat) of the scaled masked scores */               \
   X(sdpa, 3, 2, 0b111)
 
 enum class Op : uint16_t {

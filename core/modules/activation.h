@@ -32,6 +32,8 @@ class MaxPool2d : public Module {
       : kernel_(kernel), stride_(stride), padding_(padding) {}
   Tensor forward(const Tensor& x) override;
   std::string type_name() const override { return "MaxPool2d"; }
+  // 2x2 windows at stride 2, unpadded: the pool batch_norm can fuse
+  bool is_2x2_stride_2() const { return kernel_ == 2 && (stride_ == 2 || stride_ == 0) && padding_ == 0; }
 
  private:
   int64_t kernel_, stride_, padding_;

@@ -15,14 +15,16 @@ BatchNorm2d::BatchNorm2d(int64_t channels, double momentum, double eps)
   running_var_ = register_buffer("running_var", Tensor::ones({channels}));
 }
 
-Tensor BatchNorm2d::forward(const Tensor& x) { return normalise(x, false); }
-Tensor BatchNorm2d::forward_relu(const Tensor& x) { return normalise(x, true); }
+Tensor BatchNorm2d::forward(const Tensor& x) { return normalise(x, false, false); }
+Tensor BatchNorm2d::forward_relu(const Tensor& x) { return normalise(x, true, false); }
+Tensor BatchNorm2d::forward_relu_max_pool_2x2(const Tensor& x) { return normalise(x, true, true); }
 
-Tensor BatchNorm2d::normalise(const Tensor& x, bool relu) {
+Tensor BatchNorm2d::normalise(const Tensor& x, bool relu, bool max_pool_2x2) {
   if ((x.dim() != 2 && x.dim() != 4) || x.size(1) != channels_)
     throw ShapeError("BatchNorm2d(" + std::to_string(channels_) + "): input " + x.str() + " must be [N, " +
                      std::to_string(channels_) + "] or [N, " + std::to_string(channels_) + ", H, W]");
-  return batch_norm(x, weight_, bias_, running_mean_, running_var_, is_training(), momentum_, eps_, relu);
+  return batch_norm(x, weight_, bias_, running_mean_, running_var_, is_training(), momentum_, eps_, relu,
+                    max_pool_2x2);
 }
 
 LayerNorm::LayerNorm(int64_t d, double eps) : d_(d), eps_(eps) {

@@ -15,13 +15,16 @@ class BatchNorm2d : public Module {
   // relu(forward(x)) as one op: what Sequential runs for a BatchNorm2d followed
   // by a ReLU, and what a model writing the pair by hand should call
   Tensor forward_relu(const Tensor& x);
+  // max_pool2d(relu(forward(x)), 2) as one op, for [N, C, H, W]: what Sequential
+  // runs for a BatchNorm2d, a ReLU and a MaxPool2d(2)
+  Tensor forward_relu_max_pool_2x2(const Tensor& x);
   std::string type_name() const override { return "BatchNorm2d"; }
 
   const Tensor& running_mean() const { return running_mean_; }
   const Tensor& running_var() const { return running_var_; }
 
  private:
-  Tensor normalise(const Tensor& x, bool relu);
+  Tensor normalise(const Tensor& x, bool relu, bool max_pool_2x2);
 
   int64_t channels_;
   double momentum_, eps_;

@@ -1,8 +1,10 @@
 // Sequential: owns an ordered list of modules named "0", "1", ...; forward feeds
 // each one's output to the next. A BatchNorm2d directly followed by a ReLU runs
 // as one fused op (BatchNorm2d::forward_relu): the same values and gradients,
-// one pass over the activations fewer each way. Both stay modules of their own,
-// so parameter names and checkpoints do not change.
+// one pass over the activations fewer each way; with a 2x2 stride-2 MaxPool2d
+// after them, the three run as one (forward_relu_max_pool_2x2), which writes only
+// the pooled output. They stay modules of their own, so parameter names and
+// checkpoints do not change.
 #pragma once
 #include <initializer_list>
 #include <memory>

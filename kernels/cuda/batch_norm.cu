@@ -11,7 +11,12 @@
 // Backward: one reduction of (g, g xhat) per channel gives dbeta/dgamma and the
 // two means that dx needs, then one elementwise pass for dx (x and g read twice);
 // a fused ReLU zeroes g where the pre-activation, recomputed from x, was <= 0, so
-// y is never read. FP32 arithmetic throughout.
+// y is never read. A fused 2x2 max pool (OpAttrs::max_pool_2x2): the forward's
+// elementwise pass is one thread per pooled output, reading its window and
+// writing only the quarter-size y and the index in the plane of the window's
+// first maximum; backward, each element's g is the pooled gradient when it is
+// its window's saved maximum (through the ReLU's mask), else 0, so no
+// full-size gradient is ever stored. FP32 arithmetic throughout.
 #include <string>
 
 #include "kernels/backends.h"
@@ -29,6 +34,18 @@ struct NCS {
   explicit NCS(const Shape& s)
       : N(s[0]), C(s[1]), S(s[0] != 0 && s[1] != 0 ? shape_numel(s) / (s[0] * s[1]) : 0) {}
   STRATA_HD int64_t numel() const { return N * C * S; }
+};
+
+// A fused 2x2 max pool's planes: x's h x w, y's ho x wo (pool false: none).
+struct Pool2x2 {
+  bool pool;
+  int64_t h, w, ho, wo;
+  Pool2x2(const OpAttrs& a, const Shape& s)
+      : pool(a.max_pool_2x2),
+        h(pool ? s[2] : 0),
+        w(pool ? s[3] : 0),
+        ho(pool ? s[2] / 2 : 0),
+        wo(pool ? s[3] / 2 : 0) {}
 };
 
 unsigned blocks_for(int64_t n) {
@@ -99,19 +116,57 @@ __global__ void normalize_kernel(NCS g, const T* x, const float* mean, const flo
   }
 }
 
-// acc = (sum g, sum g xhat) per channel
+// One thread per pooled output: the window's maximum of bn(x), through the ReLU.
 template <typename T>
-struct SumGradients {
-  const T *x, *g;
+__global__ void normalize_pool_kernel(NCS g, Pool2x2 q, const T* x, const float* mean, const float* invstd,
+                                      AnyFloat gamma, AnyFloat beta, bool relu, T* y, int32_t* at) {
+  int64_t n = g.N * g.C * q.ho * q.wo;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t plane = i / (q.ho * q.wo), o = i % (q.ho * q.wo);
+    int64_t corner = 2 * (o / q.wo) * q.w + 2 * (o % q.wo);  // the window's top left in the plane
+    const T* top = x + plane * g.S + corner;
+    norm::ScaleShift s = affine_of(plane % g.C, mean, invstd, gamma, beta);
+    norm::WindowMax m = norm::window_max_2x2(
+        norm::batch_norm_affine(to_float(top[0]), s), norm::batch_norm_affine(to_float(top[1]), s),
+        norm::batch_norm_affine(to_float(top[q.w]), s), norm::batch_norm_affine(to_float(top[q.w + 1]), s));
+    y[i] = from_float<T>(norm::batch_norm_out(m.value, relu));
+    at[i] = static_cast<int32_t>(corner) + norm::window_cell_offset(m.cell, static_cast<int32_t>(q.w));
+  }
+}
+
+// The gradient of bn's output at element i of x (channel c, value xi): g through
+// the fused ReLU's mask; with a fused pool, g is the pooled gradient where i is
+// its window's saved maximum, 0 elsewhere (cells outside every window included).
+template <typename T>
+struct GradOfOutput {
+  NCS g;
+  Pool2x2 q;
+  const T *x, *go;
+  const int32_t* at;  // with a pool: each window's maximum's index in its plane
   const float *mean, *invstd;
   AnyFloat gamma, beta;
   bool relu;
+  __device__ float operator()(int64_t i, int64_t c, float xi) const {
+    float pre = norm::batch_norm_affine(xi, affine_of(c, mean, invstd, gamma, beta));
+    if (!q.pool) return norm::batch_norm_grad_through_relu(to_float(go[i]), pre, relu);
+    int64_t plane = i / g.S, k = i % g.S, r = k / q.w, col = k % q.w;
+    if (r >= 2 * q.ho || col >= 2 * q.wo) return 0.0f;
+    int64_t window = (plane * q.ho + r / 2) * q.wo + col / 2;
+    if (at[window] != k) return 0.0f;
+    return norm::batch_norm_grad_through_relu(to_float(go[window]), pre, relu);
+  }
+};
+
+// acc = (sum g, sum g xhat) per channel
+template <typename T>
+struct SumGradients {
+  GradOfOutput<T> grad;
   __device__ void operator()(int64_t i, int64_t c, float (&acc)[2]) const {
-    float xi = to_float(x[i]);
-    float go = norm::batch_norm_grad_through_relu(
-        to_float(g[i]), norm::batch_norm_affine(xi, affine_of(c, mean, invstd, gamma, beta)), relu);
+    float xi = to_float(grad.x[i]);
+    float go = grad(i, c, xi);
     acc[0] += go;
-    acc[1] += go * ((xi - mean[c]) * invstd[c]);
+    acc[1] += go * ((xi - grad.mean[c]) * grad.invstd[c]);
   }
 };
 
@@ -127,18 +182,15 @@ struct FinishGradients {
 };
 
 template <typename T>
-__global__ void dx_kernel(NCS g, const T* x, const T* go, const float* mean, const float* invstd,
-                          AnyFloat gamma, AnyFloat beta, bool relu, const float* sums, float count,
-                          bool training, T* dx) {
-  int64_t n = g.numel();
+__global__ void dx_kernel(GradOfOutput<T> grad, const float* sums, float count, bool training, T* dx) {
+  int64_t n = grad.g.numel();
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t c = channel_of(i, g.C, g.S);
-    float xi = to_float(x[i]), is = invstd[c], xhat = (xi - mean[c]) * is;
-    float ge = norm::batch_norm_grad_through_relu(
-        to_float(go[i]), norm::batch_norm_affine(xi, affine_of(c, mean, invstd, gamma, beta)), relu);
+    int64_t c = channel_of(i, grad.g.C, grad.g.S);
+    float xi = to_float(grad.x[i]), is = grad.invstd[c], xhat = (xi - grad.mean[c]) * is;
+    float ge = grad(i, c, xi);
     float mg = training ? sums[2 * c] / count : 0.0f, mgx = training ? sums[2 * c + 1] / count : 0.0f;
-    dx[i] = from_float<T>(norm::batch_norm_dx(ge, xhat, gamma.load(c) * is, mg, mgx, training));
+    dx[i] = from_float<T>(norm::batch_norm_dx(ge, xhat, grad.gamma.load(c) * is, mg, mgx, training));
   }
 }
 
@@ -177,8 +229,13 @@ void batch_norm_forward(const OpAttrs& a, const TensorView* in, TensorView* out)
       STRATA_CUDA_LAUNCH_CHECK();
     }
     if (g.numel() == 0) return;
-    normalize_kernel<T><<<blocks_for(g.numel()), kThreads, 0, stream>>>(g, x, mean, invstd, gamma, beta,
-                                                                        a.relu, out[0].as<T>());
+    Pool2x2 q(a, in[0].shape);
+    if (q.pool)
+      normalize_pool_kernel<T><<<blocks_for(out[0].numel()), kThreads, 0, stream>>>(
+          g, q, x, mean, invstd, gamma, beta, a.relu, out[0].as<T>(), out[3].as<int32_t>());
+    else
+      normalize_kernel<T><<<blocks_for(g.numel()), kThreads, 0, stream>>>(g, x, mean, invstd, gamma, beta,
+                                                                          a.relu, out[0].as<T>());
     STRATA_CUDA_LAUNCH_CHECK();
   });
 }
@@ -202,13 +259,14 @@ void batch_norm_backward(const OpAttrs& a, const TensorView* in, const TensorVie
     using T = typename decltype(tag)::type;
     const T *x = in[0].as<const T>(), *go = gout.as<const T>();
     Scratch sums(static_cast<size_t>(2 * g.C) * sizeof(float));
+    GradOfOutput<T> grad{
+        g, Pool2x2(a, in[0].shape), x, go, out[3].as<const int32_t>(), mean, invstd, gamma, beta, a.relu};
     if (need_sums)
-      channel_reduce<2>(g.N, g.C, g.S, SumGradients<T>{x, go, mean, invstd, gamma, beta, a.relu},
+      channel_reduce<2>(g.N, g.C, g.S, SumGradients<T>{grad},
                         FinishGradients{dgamma, dbeta, sums.as<float>()});
     if (!gin[0].defined() || g.numel() == 0) return;
     dx_kernel<T><<<blocks_for(g.numel()), kThreads, 0, context().stream>>>(
-        g, x, go, mean, invstd, gamma, beta, a.relu, sums.as<float>(), static_cast<float>(g.N * g.S),
-        a.training, gin[0].as<T>());
+        grad, sums.as<float>(), static_cast<float>(g.N * g.S), a.training, gin[0].as<T>());
     STRATA_CUDA_LAUNCH_CHECK();
   });
 }

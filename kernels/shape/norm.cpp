@@ -31,7 +31,11 @@ std::vector<OutputSpec> batch_norm_infer(const std::vector<OutputSpec>& in, cons
           "training needs more than one value per channel, got input " + shape_str(x.shape));
   require(a.eps > 0, op, "eps must be positive, got " + std::to_string(a.eps));
   DType st = stat_dtype(x.dtype);
-  return {{x.shape, x.dtype}, {Shape{C}, st}, {Shape{C}, st}};
+  if (!a.max_pool_2x2) return {{x.shape, x.dtype}, {Shape{C}, st}, {Shape{C}, st}, {Shape{0}, DType::i32}};
+  require(x.shape.size() == 4 && x.shape[2] >= 2 && x.shape[3] >= 2, op,
+          "a fused 2x2 max pool needs input [N, C, H, W] with H, W >= 2, got " + shape_str(x.shape));
+  Shape pooled{x.shape[0], C, x.shape[2] / 2, x.shape[3] / 2};
+  return {{pooled, x.dtype}, {Shape{C}, st}, {Shape{C}, st}, {pooled, DType::i32}};
 }
 
 std::vector<OutputSpec> layer_norm_infer(const std::vector<OutputSpec>& in, const OpAttrs& a) {

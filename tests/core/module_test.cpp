@@ -351,28 +351,12 @@ TEST(Modules, CnnSequentialShapesAndGradients) {
   EXPECT_THROW(flat.forward(Tensor::ones({3, 3, 6, 6})), ShapeError);
 }
 
-// Sequential runs BatchNorm2d + ReLU as one op (batch_norm with relu): the same
-// outputs, input and parameter gradients and running statistics as the two
-// modules run one by one, in training and in eval; a ReLU not right after a
-// BatchNorm2d runs as itself.
-TEST(Modules, SequentialFusesBatchNormAndReLUWithoutChangingResults) {
-  auto build = [] {
-    Generator g(57);
-    auto s = std::make_shared<Sequential>();
-    s->emplace<Conv2d>(2, 4, 3, 1, 1, false, &g)
-        .emplace<BatchNorm2d>(4)
-        .emplace<ReLU>()
-        .emplace<MaxPool2d>(2)
-        .emplace<Flatten>()
-        .emplace<BatchNorm2d>(16)
-        .emplace<ReLU>()
-        .emplace<Linear>(16, 3, true, &g)
-        .emplace<ReLU>();
-    return s;
-  };
+// Runs two Sequentials from `build` on x, one whole (with its fusions) and one
+// module by module, in training and then in eval, and expects the same outputs,
+// input and parameter gradients and running statistics, exactly.
+template <typename Build>
+void expect_fusion_changes_nothing(Build build, const Tensor& x) {
   auto fused = build(), plain = build();
-  Generator gx(58);
-  Tensor x = Tensor::uniform({6, 2, 4, 4}, -2, 2, gx);
   for (bool training : {true, false}) {
     if (!training) {
       fused->eval();
@@ -395,6 +379,30 @@ TEST(Modules, SequentialFusesBatchNormAndReLUWithoutChangingResults) {
     fused->zero_grad();
     plain->zero_grad();
   }
+}
+
+// Sequential runs BatchNorm2d + ReLU as one op (batch_norm with relu), and with a
+// MaxPool2d(2) after them the three as one: the same results as the modules run
+// one by one; a ReLU not right after a BatchNorm2d runs as itself.
+TEST(Modules, SequentialFusesBatchNormAndReLUWithoutChangingResults) {
+  auto build = [] {
+    Generator g(57);
+    auto s = std::make_shared<Sequential>();
+    s->emplace<Conv2d>(2, 4, 3, 1, 1, false, &g)
+        .emplace<BatchNorm2d>(4)
+        .emplace<ReLU>()
+        .emplace<MaxPool2d>(2)
+        .emplace<Flatten>()
+        .emplace<BatchNorm2d>(16)
+        .emplace<ReLU>()
+        .emplace<Linear>(16, 3, true, &g)
+        .emplace<ReLU>();
+    return s;
+  };
+  Generator gx(58);
+  Tensor x = Tensor::uniform({6, 2, 4, 4}, -2, 2, gx);
+  expect_fusion_changes_nothing(build, x);
+  auto fused = build();
   // the pair is one node of the graph, and the ReLU is really folded in
   Sequential pair;
   pair.emplace<BatchNorm2d>(2).emplace<ReLU>();
@@ -406,6 +414,43 @@ TEST(Modules, SequentialFusesBatchNormAndReLUWithoutChangingResults) {
   auto v = y1.to_float_vector();
   EXPECT_GT(std::count(v.begin(), v.end(), 0.0f), 0);
   EXPECT_EQ(*std::min_element(v.begin(), v.end()), 0.0f);
+}
+
+// BatchNorm2d, ReLU and MaxPool2d(2) as one batch_norm node with the pooled shape,
+// on planes with an odd side (the last row in no window) as well as even ones,
+// and a 2x2 pool at stride 1, which is not fused, after a fused pair.
+TEST(Modules, SequentialFusesBatchNormReLUAndMaxPoolWithoutChangingResults) {
+  auto build = [] {
+    Generator g(61);
+    auto s = std::make_shared<Sequential>();
+    s->emplace<Conv2d>(3, 5, 3, 1, 1, false, &g)
+        .emplace<BatchNorm2d>(5)
+        .emplace<ReLU>()
+        .emplace<MaxPool2d>(2, 2)
+        .emplace<BatchNorm2d>(5)
+        .emplace<ReLU>()
+        .emplace<MaxPool2d>(2, 1)
+        .emplace<Flatten>()
+        .emplace<Linear>(5 * 2 * 2, 3, true, &g);
+    return s;
+  };
+  Generator gx(62);
+  expect_fusion_changes_nothing(build, Tensor::uniform({4, 3, 7, 6}, -2, 2, gx));
+  expect_fusion_changes_nothing(build, Tensor::uniform({4, 3, 6, 6}, -2, 2, gx));
+
+  Sequential triple;
+  triple.emplace<BatchNorm2d>(3).emplace<ReLU>().emplace<MaxPool2d>(2);
+  Tensor y = triple.forward(Tensor::uniform({2, 3, 5, 8}, -1, 1, gx).set_requires_grad());
+  ASSERT_NE(y.grad_fn(), nullptr);
+  EXPECT_STREQ(y.grad_fn()->name(), "batch_norm");
+  EXPECT_EQ(y.shape(), (Shape{2, 3, 2, 4}));
+  auto v = y.to_float_vector();
+  EXPECT_EQ(*std::min_element(v.begin(), v.end()), 0.0f);  // the ReLU is folded in
+  Sequential strided;
+  strided.emplace<BatchNorm2d>(3).emplace<ReLU>().emplace<MaxPool2d>(2, 1);
+  Tensor ys = strided.forward(Tensor::uniform({2, 3, 5, 8}, -1, 1, gx).set_requires_grad());
+  EXPECT_STREQ(ys.grad_fn()->name(), "max_pool2d");
+  EXPECT_EQ(ys.shape(), (Shape{2, 3, 4, 7}));
 }
 
 // A subclass of BatchNorm2d with its own forward is not fused: its forward runs.

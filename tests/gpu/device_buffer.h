@@ -77,11 +77,17 @@ struct HostTensor {
     for (auto& x : v) x = u(rng);
     set(v);
   }
-  // values from bits (after a copy back from the device)
+  // values from bits (after a copy back from the device, or a CPU kernel's write)
   void decode() {
     for (size_t i = 0; i < values.size(); ++i) {
       if (dtype == DType::f32) {
         std::memcpy(&values[i], bits.data() + 4 * i, 4);
+        continue;
+      }
+      if (dtype == DType::i32) {  // indices (batch_norm's fused pool): exact as floats below 2^24
+        int32_t v;
+        std::memcpy(&v, bits.data() + 4 * i, 4);
+        values[i] = static_cast<float>(v);
         continue;
       }
       uint16_t h;

@@ -14,13 +14,14 @@ namespace {
 // fp32: gamma, beta and the running statistics stored in f32 beside a half x, as
 // mixed precision keeps them (the harness runs them as the case dtype until it
 // honours InputSpec::fp32; both must pass).
-// relu: the fused ReLU (y = max(0, bn(x))).
+// relu: the fused ReLU (y = max(0, bn(x))); pool: the fused 2x2 max pool after it.
 OpCase bn(const char* label, Shape x, bool training, double momentum = 0.1, bool fp32 = false,
-          bool relu = false) {
+          bool relu = false, bool pool = false) {
   int64_t C = x[1];
   OpAttrs a;
   a.training = training;
   a.relu = relu;
+  a.max_pool_2x2 = pool;
   a.momentum = momentum;
   InputSpec gamma{{C}, false, 1, 0.5, 1.5}, beta{{C}};
   InputSpec rm{{C}, false, 1, -0.5, 0.5};
@@ -84,9 +85,10 @@ void expect_mixed_matches_f32(Op op, const OpCase& c, DType half) {
   Buffer xr(half, src.buffers[0].view.shape);
   xr.from_double(src.buffers[0].to_double());
   src.buffers[0].from_double(xr.to_double());
-  std::vector<double> gout(static_cast<size_t>(src.buffers[0].view.numel()));
+  Shape yshape = output_specs(op, c.attrs, src, DType::f64)[0].shape;  // x's, or pooled
+  std::vector<double> gout(static_cast<size_t>(shape_numel(yshape)));
   for (size_t i = 0; i < gout.size(); ++i) gout[i] = std::sin(0.7 * static_cast<double>(i) + 0.3);
-  Buffer gr(half, src.buffers[0].view.shape);
+  Buffer gr(half, yshape);
   gr.from_double(gout);
   gout = gr.to_double();
   MixedRun mixed = run_mixed(op, c, src, half, DType::f32, gout);
@@ -94,9 +96,14 @@ void expect_mixed_matches_f32(Op op, const OpCase& c, DType half) {
   double half_tol = half == DType::f16 ? 2e-3 : 1.6e-2;
   std::string what = std::string(op_info(op).name) + " " + c.label + " " + dtype_name(half) + " ";
   for (size_t i = 0; i < mixed.outs.size(); ++i) {
-    EXPECT_EQ(mixed.outs[i].view.dtype, i == 0 ? half : DType::f32) << what << "output " << i;
-    EXPECT_LE(scaled_error(mixed.outs[i].to_double(), wide.outs[i].to_double()), i == 0 ? half_tol : 1e-6)
-        << what << "output " << i;
+    DType ints = wide.outs[i].view.dtype;  // batch_norm's pool indices: the same in both runs, exactly
+    bool index = !is_floating(ints);
+    EXPECT_EQ(mixed.outs[i].view.dtype, index ? ints : i == 0 ? half : DType::f32) << what << "output " << i;
+    if (index)
+      EXPECT_EQ(mixed.outs[i].to_double(), wide.outs[i].to_double()) << what << "output " << i;
+    else
+      EXPECT_LE(scaled_error(mixed.outs[i].to_double(), wide.outs[i].to_double()), i == 0 ? half_tol : 1e-6)
+          << what << "output " << i;
     EXPECT_TRUE(mixed.outs[i].sentinel_intact()) << what << "output " << i;
   }
   for (size_t i = 1; i < mixed.in.buffers.size(); ++i)
@@ -124,18 +131,12 @@ OpCase bn_offset(const char* label, Shape x) {
 }
 
 STRATA_OP_CASES(batch_norm) {
-  return {bn("train-2d", {8, 5}, true),
-          bn_offset("train-offset-mean", {4, 3, 5, 6}),
-          bn_offset("train-offset-mean-large", {8, 32, 12, 12}),
-          bn("eval-2d", {8, 5}, false),
-          bn("train-4d", {4, 3, 5, 6}, true),
-          bn("eval-4d", {4, 3, 5, 6}, false),
-          bn("train-3d-odd", {3, 7, 11}, true, 0.3),
-          bn("train-two-rows", {2, 3}, true),
-          bn("eval-empty-batch", {0, 3}, false),
-          bn("train-large", {8, 32, 12, 12}, true),
-          bn("eval-large", {8, 32, 12, 12}, false),
-          bn("train-large-2d", {400, 96}, true),
+  return {bn("train-2d", {8, 5}, true), bn_offset("train-offset-mean", {4, 3, 5, 6}),
+          bn_offset("train-offset-mean-large", {8, 32, 12, 12}), bn("eval-2d", {8, 5}, false),
+          bn("train-4d", {4, 3, 5, 6}, true), bn("eval-4d", {4, 3, 5, 6}, false),
+          bn("train-3d-odd", {3, 7, 11}, true, 0.3), bn("train-two-rows", {2, 3}, true),
+          bn("eval-empty-batch", {0, 3}, false), bn("train-large", {8, 32, 12, 12}, true),
+          bn("eval-large", {8, 32, 12, 12}, false), bn("train-large-2d", {400, 96}, true),
           bn("train-4d-fp32-params", {4, 3, 5, 6}, true, 0.1, true),
           bn("eval-4d-fp32-params", {4, 3, 5, 6}, false, 0.1, true),
           bn("train-2d-fp32-params", {16, 7}, true, 0.2, true),
@@ -143,7 +144,16 @@ STRATA_OP_CASES(batch_norm) {
           bn("eval-4d-relu", {4, 3, 5, 6}, false, 0.1, false, true),
           bn("train-2d-relu", {8, 5}, true, 0.1, false, true),
           bn("train-large-relu", {8, 32, 12, 12}, true, 0.1, false, true),
-          bn("train-4d-fp32-params-relu", {4, 3, 5, 6}, true, 0.1, true, true)};
+          bn("train-4d-fp32-params-relu", {4, 3, 5, 6}, true, 0.1, true, true),
+          // the fused 2x2 max pool: odd H or W (a last row or column in no window),
+          // with and without the ReLU, eval, FP32 parameters, a plane of a CNN's size
+          bn("train-pool-relu", {4, 3, 6, 8}, true, 0.1, false, true, true),
+          bn("train-pool-relu-odd", {3, 2, 5, 7}, true, 0.1, false, true, true),
+          bn("train-pool", {4, 3, 6, 5}, true, 0.1, false, false, true),
+          bn("eval-pool-relu", {4, 3, 6, 6}, false, 0.1, false, true, true),
+          bn("eval-pool-odd", {2, 3, 3, 4}, false, 0.1, false, false, true),
+          bn("train-pool-relu-fp32-params", {4, 3, 4, 6}, true, 0.1, true, true, true),
+          bn("train-pool-relu-large", {8, 16, 28, 28}, true, 0.1, false, true, true)};
 }
 
 STRATA_OP_CASES(layer_norm) {
@@ -223,6 +233,28 @@ TEST(BatchNorm, TrainingOnOneValuePerChannelIsAShapeError) {
                ShapeError);
 }
 
+// The fused pool halves H and W (flooring, as max_pool2d) and needs a 4-d input
+// with H, W >= 2; the error names the shape.
+TEST(BatchNorm, FusedPoolHalvesThePlaneAndNeedsFourDimensions) {
+  OpAttrs a;
+  a.training = true;
+  a.relu = a.max_pool_2x2 = true;
+  auto specs = [](Shape x) {
+    std::vector<OutputSpec> s{{x, DType::f32}};
+    for (int i = 0; i < 4; ++i) s.push_back({{x[1]}, DType::f32});
+    return s;
+  };
+  EXPECT_EQ(op_info(Op::batch_norm).infer(specs({2, 3, 7, 6}), a)[0].shape, (Shape{2, 3, 3, 3}));
+  for (Shape bad : {Shape{4, 3}, Shape{2, 3, 8}, Shape{2, 3, 1, 8}, Shape{2, 3, 8, 1}}) {
+    try {
+      op_info(Op::batch_norm).infer(specs(bad), a);
+      ADD_FAILURE() << "batch_norm with a fused pool accepted " << shape_str(bad);
+    } catch (const ShapeError& e) {
+      EXPECT_NE(std::string(e.what()).find(shape_str(bad)), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace strata::testing
 
 namespace strata::testing {
@@ -231,6 +263,8 @@ TEST(NormMixedStorage, HalfInputWithFp32ParametersMatchesF32) {
   for (DType half : {DType::f16, DType::bf16}) {
     expect_mixed_matches_f32(Op::batch_norm, bn("train", {4, 3, 5, 6}, true, 0.1, true), half);
     expect_mixed_matches_f32(Op::batch_norm, bn("eval", {6, 5}, false, 0.1, true), half);
+    expect_mixed_matches_f32(Op::batch_norm, bn("train-pool", {4, 3, 6, 6}, true, 0.1, true, true, true),
+                             half);
     expect_mixed_matches_f32(Op::layer_norm, ln("rows", {6, 40}, true), half);
   }
 }
