@@ -214,9 +214,11 @@ TEST(BatchNorm, EvalLeavesRunningStatsAlone) {
   auto before = in.buffers[4].to_double();
   std::vector<TensorView> iv;
   for (auto& b : in.buffers) iv.push_back(b.view);
-  Buffer y(DType::f32, {4, 3}), m(DType::f32, {3}), s(DType::f32, {3});
-  TensorView ov[] = {y.view, m.view, s.view};
-  cpu_forward(Op::batch_norm, c.attrs, iv.data(), ov);
+  std::vector<Buffer> outs;  // every output the op has (y, mean, invstd, the pool's indices)
+  for (auto& s : output_specs(Op::batch_norm, c.attrs, in, DType::f32)) outs.emplace_back(s.dtype, s.shape);
+  std::vector<TensorView> ov;
+  for (auto& b : outs) ov.push_back(b.view);
+  cpu_forward(Op::batch_norm, c.attrs, iv.data(), ov.data());
   EXPECT_EQ(in.buffers[4].to_double(), before);
 }
 
