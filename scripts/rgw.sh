@@ -148,7 +148,9 @@ cmd_up() {
   monmaptool --create --add a "v1:127.0.0.1:${MON_PORT}" --fsid "$fsid" "$CEPH_DIR/monmap" >/dev/null
   ceph-mon -c "$CONF" --mkfs -i a --monmap "$CEPH_DIR/monmap"
   ceph-mon -c "$CONF" -i a
-  timeout 60 ceph -c "$CONF" mon stat >/dev/null || die "monitor not answering; see $CEPH_DIR/log/mon.a.log"
+  # retried as every monitor command here: the monitor's first answer, too, was
+  # once that EPERM (a local .ci/run of 2026-12-03 13:35, rgw_up in 0.35 s)
+  mon_command mon stat
 
   local osd_uuid; osd_uuid=$(uuidgen)
   mon_command osd new "$osd_uuid"
