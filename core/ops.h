@@ -47,7 +47,8 @@ Tensor global_avg_pool2d(const Tensor& x);
 // normalisation; batch_norm updates running_mean/var in place when training;
 // relu: relu(batch_norm(x)) as one op (one pass over x instead of two, and the
 // same on the backward pass); max_pool_2x2: max_pool2d(., 2) of that, still one
-// op, of [N, C, H, W] (writes only the pooled output, saves no argmax)
+// op, of [N, C, H, W] (writes only the pooled output and each window's maximum's
+// index, no full-size activation)
 Tensor batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& running_mean,
                   Tensor& running_var, bool training, double momentum = 0.1, double eps = 1e-5,
                   bool relu = false, bool max_pool_2x2 = false);

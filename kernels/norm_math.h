@@ -65,32 +65,6 @@ STRATA_HD inline float batch_norm_grad_through_relu(float g, float pre, bool rel
 #endif
 }
 
-// A fused 2x2 max pool's window of pre-activations a (top left), b (top right),
-// c (bottom left), d (bottom right): its first maximum in row-major order (the
-// tie rule of max_pool2d) and that cell, 0..3; the forward saves where it was
-// for the backward to send the pooled gradient to, through the ReLU's mask when
-// one is fused: relu(max) is the max of the relus, and the unfused chain's
-// gradient reaches the first maximum only when it was > 0. Selects, not
-// branches, so that the CPU's loop over windows vectorises.
-struct WindowMax {
-  float value;
-  int cell;
-};
-STRATA_HD inline WindowMax window_max_2x2(float a, float b, float c, float d) {
-  float m = a;
-  int cell = 0;
-  bool more = b > m;
-  m = more ? b : m;
-  cell = more ? 1 : cell;
-  more = c > m;
-  m = more ? c : m;
-  cell = more ? 2 : cell;
-  more = d > m;
-  return {more ? d : m, more ? 3 : cell};
-}
-// The offset of a window's cell from its top-left element, in a plane w wide.
-STRATA_HD inline int32_t window_cell_offset(int cell, int32_t w) { return (cell >> 1) * w + (cell & 1); }
-
 // layer_norm's dx for one element of a row: rstd (dxhat - m1 - xhat m2) with
 // dxhat = g gamma and m1 / m2 the row means of dxhat and dxhat xhat.
 STRATA_HD inline float layer_norm_dx(float dxhat, float xhat, float rstd, float m1, float m2) {

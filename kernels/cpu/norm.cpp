@@ -29,6 +29,7 @@
 #include "kernels/backends.h"
 #include "kernels/cpu/common.h"
 #include "kernels/norm_math.h"
+#include "kernels/pool_math.h"
 
 namespace strata::cpu {
 namespace {
@@ -102,11 +103,11 @@ void pooled_plane(const float* xp, norm::ScaleShift s, const Pool2x2& q, const i
 #pragma omp simd
   for (int64_t o = 0; o < windows; ++o) {
     int32_t t = tops[o];
-    norm::WindowMax m = norm::window_max_2x2(
-        norm::batch_norm_affine(xp[t], s), norm::batch_norm_affine(xp[t + 1], s),
-        norm::batch_norm_affine(xp[t + below], s), norm::batch_norm_affine(xp[t + below + 1], s));
+    auto m = pool::window_max_2x2(norm::batch_norm_affine(xp[t], s), norm::batch_norm_affine(xp[t + 1], s),
+                                  norm::batch_norm_affine(xp[t + below], s),
+                                  norm::batch_norm_affine(xp[t + below + 1], s), below);
     yp[o] = norm::batch_norm_out(m.value, relu);
-    at[o] = t + norm::window_cell_offset(m.cell, below);
+    at[o] = t + m.offset;
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include "kernels/backends.h"
 #include "kernels/cpu/common.h"
+#include "kernels/pool_math.h"
 
 namespace strata::cpu {
 namespace {
@@ -63,20 +64,9 @@ void max_pool_2x2(const PoolGeom& g, const float* x, float* y, int64_t* idx) {
         int64_t* ir = idx + out;
         const int64_t below = g.w, wo = g.wo;  // locals: stores through yr/ir could alias g
         for (int64_t j = 0; j < wo; ++j) {
-          float a = r0[2 * j], b = r0[2 * j + 1], c = r1[2 * j], d = r1[2 * j + 1];
-          float m = a;
-          int64_t q = 0;
-          bool more = b > m;
-          m = more ? b : m;
-          q = more ? 1 : q;
-          more = c > m;
-          m = more ? c : m;
-          q = more ? below : q;
-          more = d > m;
-          m = more ? d : m;
-          q = more ? below + 1 : q;
-          yr[j] = m;
-          ir[j] = top + 2 * j + q;
+          auto m = pool::window_max_2x2(r0[2 * j], r0[2 * j + 1], r1[2 * j], r1[2 * j + 1], below);
+          yr[j] = m.value;
+          ir[j] = top + 2 * j + m.offset;
         }
       }
   });

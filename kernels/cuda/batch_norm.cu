@@ -23,6 +23,7 @@
 #include "kernels/cuda/channel_reduce.cuh"
 #include "kernels/cuda/half_io.cuh"
 #include "kernels/norm_math.h"
+#include "kernels/pool_math.h"
 
 namespace strata::cuda {
 namespace {
@@ -127,11 +128,12 @@ __global__ void normalize_pool_kernel(NCS g, Pool2x2 q, const T* x, const float*
     int64_t corner = 2 * (o / q.wo) * q.w + 2 * (o % q.wo);  // the window's top left in the plane
     const T* top = x + plane * g.S + corner;
     norm::ScaleShift s = affine_of(plane % g.C, mean, invstd, gamma, beta);
-    norm::WindowMax m = norm::window_max_2x2(
+    auto m = pool::window_max_2x2(
         norm::batch_norm_affine(to_float(top[0]), s), norm::batch_norm_affine(to_float(top[1]), s),
-        norm::batch_norm_affine(to_float(top[q.w]), s), norm::batch_norm_affine(to_float(top[q.w + 1]), s));
+        norm::batch_norm_affine(to_float(top[q.w]), s), norm::batch_norm_affine(to_float(top[q.w + 1]), s),
+        static_cast<int32_t>(q.w));
     y[i] = from_float<T>(norm::batch_norm_out(m.value, relu));
-    at[i] = static_cast<int32_t>(corner) + norm::window_cell_offset(m.cell, static_cast<int32_t>(q.w));
+    at[i] = static_cast<int32_t>(corner) + m.offset;
   }
 }
 

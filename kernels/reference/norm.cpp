@@ -1,7 +1,6 @@
 // Reference batch_norm and layer_norm in double, one channel or row at a time.
 // Every floating buffer is f64 here, FP32 parameters and statistics included
 // (stat_dtype(f64) is f64), so mixed storage needs nothing of this file.
-#include <algorithm>
 #include <array>
 #include <cmath>
 #include <vector>
