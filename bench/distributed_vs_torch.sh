@@ -111,4 +111,6 @@ if has train; then
 fi
 
 $SYSPY bench/torch/distributed_report.py "$RES" "$OUT" --rounds "$ROUNDS" --layouts "$LAYOUTS"
-log "wrote $OUT/distributed_vs_torch.md, distributed_vs_torch.json, distributed_vs_torch.png"
+# the raw results travel compressed (raw-distributed/ itself is ignored: every GPU call carries the tracked tree)
+tar -C "$OUT" -cJf "$OUT/raw-distributed.tar.xz" raw-distributed
+log "wrote $OUT/distributed_vs_torch.md, distributed_vs_torch.json, distributed_vs_torch.png, raw-distributed.tar.xz"

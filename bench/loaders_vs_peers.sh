@@ -180,4 +180,6 @@ cat >"$RES/setup.json" <<JSON
  "peers": $("$PY" -c 'import importlib.metadata as m, json; print(json.dumps({p: m.version(p) for p in "torch boto3 webdataset mosaicml-streaming s3torchconnector litdata".split()}))')}
 JSON
 $SYSPY bench/loaders/report.py "$RES" "$OUT"
-log "wrote $OUT/loaders_vs_peers.md"
+# the raw results travel compressed (raw/ itself is ignored: every GPU call carries the tracked tree)
+tar -C "$OUT" -cJf "$OUT/raw-loaders.tar.xz" raw/loaders
+log "wrote $OUT/loaders_vs_peers.md, raw-loaders.tar.xz"

@@ -198,4 +198,6 @@ fi
 
 "$PY" -c 'import torch; print(torch.__version__)' >"$RES/torch-version.txt"
 $SYSPY bench/torch/report.py "$RES" "$OUT" --rounds "$ROUNDS" --target "$TARGET"
-log "wrote $OUT/train_vs_torch.md, train_vs_torch.json, loss_vs_time.png"
+# the raw results travel compressed (raw/ itself is ignored: every GPU call carries the tracked tree)
+tar -C "$OUT" --exclude=raw/loaders -cJf "$OUT/raw-train.tar.xz" raw
+log "wrote $OUT/train_vs_torch.md, train_vs_torch.json, loss_vs_time.png, raw-train.tar.xz"
