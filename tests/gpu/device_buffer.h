@@ -129,6 +129,10 @@ struct DeviceTensor {
       check(cudaMemcpy(ptr, h.bits.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy H2D");
     else
       check(cudaMemset(ptr, 0xFF, bytes), "cudaMemset");  // all-ones bits: NaN in every float dtype
+    // Both run on the legacy default stream, which does not order against the
+    // context's non-blocking stream the kernels use (and a pageable copy may
+    // return before its DMA lands): wait, or a NaN fill could land after a result.
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the upload");
   }
   ~DeviceTensor() { cudaFree(ptr); }
   DeviceTensor(const DeviceTensor&) = delete;

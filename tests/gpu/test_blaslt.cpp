@@ -49,6 +49,9 @@ struct DeviceBuffer {
     size_t bytes = static_cast<size_t>(count + pad) * dtype_size(d) + 256;
     STRATA_CUDA_CHECK(cudaMalloc(&base, bytes));
     STRATA_CUDA_CHECK(cudaMemset(base, 0xff, bytes));  // NaN in f32, f16 and bf16
+    // cudaMemset runs on the legacy stream, which does not order against the
+    // context's non-blocking stream: wait, or the fill could land after a result
+    STRATA_CUDA_CHECK(cudaDeviceSynchronize());
     data = base + pad * dtype_size(d);
   }
   ~DeviceBuffer() { cudaFree(base); }
@@ -62,6 +65,9 @@ struct DeviceBuffer {
       if (dt == DType::bf16) reinterpret_cast<uint16_t*>(h.data())[i] = bf16_t(f).bits;
     }
     STRATA_CUDA_CHECK(cudaMemcpy(data, h.data(), h.size(), cudaMemcpyHostToDevice));
+    // a pageable cudaMemcpy may return before its DMA lands, and the legacy stream
+    // does not order against the kernels' non-blocking stream
+    STRATA_CUDA_CHECK(cudaDeviceSynchronize());
   }
   Vec download() const {
     STRATA_CUDA_CHECK(cudaStreamSynchronize(cuda::context().stream));

@@ -2,13 +2,16 @@
 # Proves the attention kernels run on Tensor Cores: disassembles the built CUDA
 # code (cuobjdump -sass, from PyPI's nvidia-cuda-cuobjdump and -nvdisasm,
 # installed into a venv under the build dir on first use) and requires HMMA
-# (sm_80) and HMMA or WGMMA (sm_90) instructions in every f16/bf16 attention
-# kernel, and none in the f32 ones (f32 must not be TF32). SKIPPED only when the
-# build has no CUDA backend or the packages cannot be installed.
+# (sm_80) and HMMA or WGMMA (sm_90 and later) instructions in every f16/bf16
+# attention kernel, and none in the f32 ones (f32 must not be TF32), for every
+# architecture the library holds machine code for (CMAKE_CUDA_ARCHITECTURES:
+# sm_80 and sm_90 by default, sm_90 alone in a build on an H200 that says
+# native). SKIPPED (exit 77) only when the build has no CUDA backend or the
+# packages cannot be installed.
 #   test_sass_mma.sh <library or object with the kernels> <venv dir> <have CUDA: 1|0>
 set -euo pipefail
 lib=$1 venv=$2 have_cuda=$3
-skip() { echo "[  SKIPPED ] $*"; exit 0; }
+skip() { echo "[  SKIPPED ] $*"; exit 77; }
 fail() { echo "[  FAILED  ] $*"; exit 1; }
 
 [ "$have_cuda" = 1 ] || skip "this build has no CUDA backend (STRATA_CUDA=OFF or no nvcc)"
@@ -23,10 +26,14 @@ bin=$(tools)
 [ -x "$bin/cuobjdump" ] && [ -x "$bin/nvdisasm" ] || skip "the PyPI packages hold no cuobjdump/nvdisasm under $venv"
 export PATH="$bin:$PATH"
 
+# the architectures of the ELF images in the library (cuobjdump -lelf names each
+# "...sm_90.cubin"); PTX-only entries hold no SASS to check
+archs=$(cuobjdump -lelf "$lib" | grep -oE 'sm_[0-9]+[a-z]?' | sort -u)
+[ -n "$archs" ] || fail "cuobjdump -lelf lists no machine code in $lib"
 status=0
-for arch in sm_80 sm_90; do
+for arch in $archs; do
   want='HMMA'
-  [ "$arch" = sm_90 ] && want='HMMA|WGMMA'
+  [ "${arch//[!0-9]/}" -ge 90 ] && want='HMMA|WGMMA'
   sass=$(cuobjdump -sass -arch "$arch" "$lib") || fail "cuobjdump -sass -arch $arch $lib"
   # one line per attention kernel: <mma instruction count> <mangled name>
   counts=$(awk -v want="$want" '
@@ -51,5 +58,5 @@ for arch in sm_80 sm_90; do
   [ "$half" -eq 32 ] || { echo "$arch: expected 32 f16/bf16 attention kernels, found $half"; status=1; }
   [ "$full" -eq 16 ] || { echo "$arch: expected 16 f32 attention kernels, found $full"; status=1; }
 done
-[ "$status" -eq 0 ] && echo "[  PASSED  ] Tensor Core instructions in every f16/bf16 attention kernel (sm_80, sm_90)"
+[ "$status" -eq 0 ] && echo "[  PASSED  ] Tensor Core instructions in every f16/bf16 attention kernel ($(echo $archs))"
 exit "$status"
