@@ -130,7 +130,8 @@ std::vector<char> random_matrix(DType dt, int64_t count, uint64_t seed) {
   return out;
 }
 
-// Largest |strata - direct| over the first elements, relative to their largest |direct|.
+// Largest |strata - direct| over the first elements, relative to their largest
+// |direct|; infinite where either holds a NaN or infinity (std::max would drop a NaN).
 double disagreement(DType dt, const void* c1, const void* c2, int64_t count) {
   std::vector<uint16_t> h1(static_cast<size_t>(count) * 2), h2(h1.size());
   size_t bytes = static_cast<size_t>(count) * dtype_size(dt);
@@ -142,10 +143,22 @@ double disagreement(DType dt, const void* c1, const void* c2, int64_t count) {
   };
   double err = 0, scale = 1e-30;
   for (int64_t i = 0; i < count; ++i) {
+    if (!std::isfinite(value(h1, i)) || !std::isfinite(value(h2, i))) return INFINITY;
     err = std::max(err, std::fabs(value(h1, i) - value(h2, i)));
     scale = std::max(scale, std::fabs(value(h2, i)));
   }
   return err / scale;
+}
+
+// How far strata's GEMM may be from the direct cuBLASLt call, relative to the
+// output's largest element: both run cuBLASLt on the same inputs, possibly with
+// different algorithms (split-k, another accumulation order), so in f32 (no TF32)
+// they differ by the accumulation's rounding over k = n terms, ~1e-6 relative;
+// in f16/bf16 by the output's rounding, an element's ulp (2^-11, 2^-8) at most
+// twice over. A result off by a wrong layout or a missing term is off by O(1).
+double disagreement_bound(DType dt) {
+  if (dt == DType::f32) return 1e-4;
+  return dt == DType::f16 ? 2.0 * std::ldexp(1.0, -11) : 2.0 * std::ldexp(1.0, -8);
 }
 
 // Dense FLOP per clock per SM: Tensor Cores for fp16/bf16, CUDA cores for fp32.
@@ -226,7 +239,15 @@ int run_gpu_gemm_bench(const GpuGemmOptions& o) {
                 static_cast<long long>(r.n), s, d, t, s / d, s / t, r.peak > 0 ? 100 * s / r.peak : NAN,
                 r.disagree);
   }
-  return 0;
+  int bad = 0;
+  for (const Row& r : rows) {
+    if (r.disagree <= disagreement_bound(lookup(r.name).dt)) continue;
+    std::printf("FAIL: %s %lld^3: strata and the direct cuBLASLt call differ by %.2e (bound %.2e)\n",
+                r.name.c_str(), static_cast<long long>(r.n), r.disagree, disagreement_bound(lookup(r.name).dt));
+    ++bad;
+  }
+  if (bad == 0) std::printf("PASS: strata's GEMM agrees with the direct cuBLASLt call in every case\n");
+  return bad == 0 ? 0 : 1;
 }
 
 }  // namespace strata::bench

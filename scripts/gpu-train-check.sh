@@ -7,7 +7,7 @@
 #   gpu-train-check.sh cnn DEVICE PRECISION   configs/fashion_mnist_cnn.yaml, 3 epochs of the subset
 #   gpu-train-check.sh compare                the cnn runs' figures side by side; FAIL outside the bounds
 #   gpu-train-check.sh kill-resume            SIGKILL mid-run on cuda, resume=auto: bit-identical to a run left alone
-#   gpu-train-check.sh gpt                    GPT-2 124M, bf16, 300 steps on the KJV bytes: tokens/s, MFU, memory
+#   gpu-train-check.sh gpt                    GPT-2 124M, bf16, 40 steps on the KJV bytes: tokens/s, MFU, memory
 # Without training data in the bundle (scripts/gpu-bundle.sh found none) or
 # without a GPU, a step prints SKIPPED with the reason and exits 0.
 #   STRATA_RESUME_CHECK_DEVICE=cpu   kill-resume on the CPU (to try the check itself without a GPU)
@@ -118,7 +118,10 @@ PY
     wait $pid 2>/dev/null
     last=$(ls "$killed"/checkpoints/step-*.h5 2>/dev/null | tail -1)
     [ -n "$last" ] || fail "no checkpoint before the kill"
-    echo "killed after $(basename "$last")"
+    # a kill that came after the compared step's checkpoint would test nothing
+    [ ! -e "$killed/checkpoints/step-000000120.h5" ] || fail "the kill came after step 120 was written: nothing was resumed"
+    [ ! -e "$killed/summary.json" ] || fail "the killed run had finished (it wrote summary.json)"
+    echo "killed after $(basename "$last"), before step 120"
     # shellcheck disable=SC2046
     "$BIN/strata-train" $(cnn_args "$killed" "$dev" fp32) "${common[@]}" checkpoint.resume=auto \
       >>"$RUNS/resume-killed.log" 2>&1 || fail "the resumed run: $(tail -2 "$RUNS/resume-killed.log")"
@@ -131,10 +134,13 @@ PY
     [ -d "$PACKED/kjv/train" ] || skip "no KJV tokens (the bundle carries no kjv.txt.gz)"
     run=$RUNS/gpt2-124m
     rm -rf "$run"
+    # accumulate 1: the config's 32 micro-batches of 16 x 1024 tokens (OpenWebText's
+    # 0.5M-token batch) make 8 optimizer steps an epoch of the 4.3 MB KJV text, fewer
+    # than any warm-up, which strata refuses with a ConfigError
     "$BIN/strata-train" --config "$HERE/configs/gpt2_124m.yaml" --run-dir "$run" device=cuda \
       data.train_url="file://$PACKED/kjv/train" data.val_url="file://$PACKED/kjv/val" data.cache_dir="$RUNS/cache" \
-      data.batch_size=16 trainer.epochs=4 trainer.max_steps=300 trainer.eval_every_epochs=0 schedule.warmup_steps=50 \
-      checkpoint.every_epochs=0 logging.every_steps=50 logging.console=plain logging.tensorboard=false \
+      data.batch_size=16 trainer.accumulate=1 trainer.epochs=1 trainer.max_steps=40 trainer.eval_every_epochs=0 schedule.warmup_steps=10 \
+      checkpoint.every_epochs=0 logging.every_steps=10 logging.console=plain logging.tensorboard=false \
       trainer.peak_flops="$H200_BF16_PEAK" || fail "strata-train exited with $?"
     read -r tps mfu peak syncs <<<"$(summary "$run/summary.json" items_per_second mfu memory_peak_bytes host_syncs_per_step_max)"
     echo "gpt2-124m bf16: $tps tokens/s, MFU $mfu (of $H200_BF16_PEAK FLOP/s), peak memory $peak bytes, host syncs per step (max) $syncs"
