@@ -3,8 +3,9 @@
 # suite through CTest (unit, integration, mpi; gpu tests say SKIPPED without a
 # device), then the unit and integration tests again under AddressSanitizer + UBSan and the
 # loader's, cache's and communicator's tests (label tsan) under ThreadSanitizer,
-# then (with nvcc) builds the GPU bundle and runs gpu-check.sh from it, then the
-# embedding example against the installed package. Exits non-zero on any failure.
+# then (with nvcc) rehearses the GPU machine's check (scripts/gpu-rehearse.sh:
+# the archive, the size a device call carries, the one command run here under
+# the device's rules), then the embedding example against the installed package. Exits non-zero on any failure.
 # Every build compiles through ccache (cmake/StrataCcache.cmake), so a run after
 # a build of the same sources, in any checkout, mostly looks objects up.
 #   STRATA_TEST_SKIP_SANITIZE=1   skip the sanitizer passes (local iterations)
@@ -49,7 +50,10 @@ stage "full suite (build/)"
 # the reliability and fuzz tests' counts, for the table in docs/reliability.md
 FIGURES=$PWD/build/reliability-figures.tsv
 rm -f "$FIGURES"
-ctest --test-dir build -j "$TEST_JOBS" --output-on-failure --timeout 900
+# each pass's results also as JUnit, from which the skips are listed at the end
+JUNIT=()
+ctest --test-dir build -j "$TEST_JOBS" --output-on-failure --timeout 900 --output-junit "$PWD/build/junit.xml"
+JUNIT+=("$PWD/build/junit.xml")
 
 if [ "${STRATA_TEST_SKIP_SANITIZE:-0}" != 1 ]; then
   stage "unit and integration tests under address,undefined sanitizers (build-sanitize/)"
@@ -61,14 +65,18 @@ if [ "${STRATA_TEST_SKIP_SANITIZE:-0}" != 1 ]; then
   cmake --build build-sanitize -j "$JOBS" --target "${SAN_TARGETS[@]}"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     LSAN_OPTIONS=suppressions="$PWD/tests/lsan.supp" \
-    ctest --test-dir build-sanitize -L 'unit|integration' -j "$TEST_JOBS" --output-on-failure --timeout 1800
+    ctest --test-dir build-sanitize -L 'unit|integration' -j "$TEST_JOBS" --output-on-failure --timeout 1800 \
+    --output-junit "$PWD/build-sanitize/junit.xml"
+  JUNIT+=("$PWD/build-sanitize/junit.xml")
 
   stage "the loader's, cache's and communicator's tests under ThreadSanitizer (build-tsan/)"
   cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_CUDA=OFF -DSTRATA_SANITIZE=thread >/dev/null
   mapfile -t TSAN_TARGETS < <(scripts/test-targets.sh build-tsan tsan)
   cmake --build build-tsan -j "$JOBS" --target "${TSAN_TARGETS[@]}" strata-proxy
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp" \
-    ctest --test-dir build-tsan -L tsan -j "$TEST_JOBS" --output-on-failure --timeout 1800
+    ctest --test-dir build-tsan -L tsan -j "$TEST_JOBS" --output-on-failure --timeout 1800 \
+    --output-junit "$PWD/build-tsan/junit.xml"
+  JUNIT+=("$PWD/build-tsan/junit.xml")
 fi
 
 stage "coverage-guided fuzzing of the parsers (scripts/fuzz.sh, 20 s a target, build-fuzz/)"
@@ -79,14 +87,16 @@ STRATA_RELIABILITY_FIGURES=$FIGURES scripts/fuzz.sh 20 config manifest s3_xml id
 python3 tests/reliability/write_figures.py "$FIGURES" docs/reliability.md
 
 if [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc >/dev/null; then
-  stage "GPU bundle: scripts/gpu-bundle.sh, then gpu-check.sh from it (every GPU step SKIPPED without a device)"
-  # sm_90 only here (the suite's own build already compiles sm_80 and sm_90): this
-  # step proves the bundle builds and its check runs, in half the compile time
-  STRATA_GPU_ARCHS=90 STRATA_GPU_BUILD_DIR=build-gpu STRATA_GPU_BUNDLE_DIR=build-gpu/bundle scripts/gpu-bundle.sh
-  build-gpu/bundle/gpu-check.sh --expect-skip
+  stage "GPU rehearsal: scripts/gpu-rehearse.sh (the archive, its size, the one command under the device's rules)"
+  scripts/gpu-rehearse.sh
 fi
 
 stage "embedding example against the installed package"
 scripts/embed-check.sh
+
+# Every skip, with its reason; one this script's installs should have prevented
+# (a missing tool, privilege or index) fails the suite here instead of passing quietly.
+stage "the suite's skips (tests/support/skip_report.py, allowed: tests/support/allowed_skips.txt)"
+/usr/bin/python3 tests/support/skip_report.py tests/support/allowed_skips.txt "${JUNIT[@]}"
 
 echo "[test] all passed in $(( $(date +%s) - t0 )) s"
