@@ -243,7 +243,8 @@ int run_gpu_gemm_bench(const GpuGemmOptions& o) {
   for (const Row& r : rows) {
     if (r.disagree <= disagreement_bound(lookup(r.name).dt)) continue;
     std::printf("FAIL: %s %lld^3: strata and the direct cuBLASLt call differ by %.2e (bound %.2e)\n",
-                r.name.c_str(), static_cast<long long>(r.n), r.disagree, disagreement_bound(lookup(r.name).dt));
+                r.name.c_str(), static_cast<long long>(r.n), r.disagree,
+                disagreement_bound(lookup(r.name).dt));
     ++bad;
   }
   if (bad == 0) std::printf("PASS: strata's GEMM agrees with the direct cuBLASLt call in every case\n");
