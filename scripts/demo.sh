@@ -60,7 +60,11 @@ else
 fi
 if [ -s "$RUN_DIR/metrics.jsonl" ]; then
   echo "[demo] plotting the run (scripts/strata-plot)"
-  scripts/strata-plot "$RUN_DIR" || echo "[demo] no plots (see the message above)"
+  # Debian's python3, the one python3-matplotlib was installed for above; the
+  # python3 first on PATH may be pyenv's, without matplotlib
+  PLOT_PY=/usr/bin/python3
+  [ -x "$PLOT_PY" ] || PLOT_PY=python3
+  "$PLOT_PY" scripts/strata-plot "$RUN_DIR" || echo "[demo] no plots (see the message above)"
 fi
 echo "run directory: $RUN_DIR"
 exit $rc

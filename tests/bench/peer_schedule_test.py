@@ -9,7 +9,12 @@ import subprocess
 import sys
 import tempfile
 
-import yaml
+try:
+    import yaml
+except ImportError as e:
+    sys.exit("peer_schedule_test.py: the Python module %s is missing from %s, the interpreter running this check "
+             "(Debian's python3-yaml brings yaml; scripts/test.sh installs them for /usr/bin/python3, which CMake's "
+             "STRATA_TEST_PYTHON names)" % (e.name, sys.executable))
 
 train, pack, repo = sys.argv[1:4]
 sys.path.insert(0, os.path.join(repo, "bench", "torch"))

@@ -12,8 +12,13 @@ import shutil
 import subprocess
 import sys
 
-import h5py
-import numpy as np
+try:
+    import h5py
+    import numpy as np
+except ImportError as e:
+    sys.exit("check_tokens_h5py.py: the Python module %s is missing from %s, the interpreter running this check "
+             "(Debian's python3-h5py brings h5py and numpy; scripts/test.sh installs them for /usr/bin/python3, which CMake's "
+             "STRATA_TEST_PYTHON names)" % (e.name, sys.executable))
 
 
 def dataset_tokens(d):

@@ -25,15 +25,22 @@ NETWORK_ERRORS = ("NewConnectionError", "Failed to establish a new connection", 
                   "Temporary failure in name resolution", "Network is unreachable", "No route to host")
 
 
+def base_python():
+    """The interpreter a venv was made from (itself outside a venv)."""
+    return getattr(sys, "_base_executable", sys.executable)
+
+
 def ensure_safetensors(venv):
     try:
         import safetensors.numpy  # noqa: F401
         return
-    except ImportError:
-        pass
+    except ImportError as e:
+        err = e
     py = os.path.join(venv, "bin", "python")
     if os.path.abspath(sys.executable) == os.path.abspath(py):
-        sys.exit("check_export_numpy.py: safetensors is still missing in " + venv)
+        # safetensors.numpy needs numpy too, which the venv takes from the interpreter it was made from
+        sys.exit("check_export_numpy.py: import safetensors.numpy still fails in %s (%s), made from %s; "
+                 "numpy comes from Debian's python3-numpy for /usr/bin/python3" % (venv, err, base_python()))
     if not os.path.exists(py):
         subprocess.check_call([sys.executable, "-m", "venv", "--system-site-packages", venv])
     pip = subprocess.run([py, "-m", "pip", "install", "--retries", "2", "--timeout", "30", "safetensors"],
