@@ -104,11 +104,28 @@ TEST(ReduceDtype, HalfBucketsMatchTheFp32AverageWithinTheirRounding) {
   }
 }
 
-TEST(ReduceDtype, Fp32BucketsAreTheFp32Average) {
+// Not bit for bit: MPI adds the ranks' values in an order its allreduce
+// algorithm picks, and that can depend on the message's length (a bucket of
+// several tensors against one tensor alone): Open MPI's algorithms 1, 2, 4 and
+// 5 gave different last bits at 4 ranks. Each of the ranks - 1 adds and the
+// division round once, each by at most half an f32 spacing (2^-24) of a
+// partial sum no larger than sum_r |g_r| <= ranks * max|g|.
+TEST(ReduceDtype, Fp32BucketsAreTheFp32AverageWithinItsRounding) {
   Communicator& comm = world();
   Outcome o = run(comm, DType::f32, Device::cpu);
+  const double n = comm.size();
+  size_t differ = 0, total = 0;
   for (size_t i = 0; i < o.avg.size(); ++i)
-    for (size_t k = 0; k < o.avg[i].size(); ++k) ASSERT_EQ(o.synced[i][k], o.avg[i][k]) << i << " " << k;
+    for (size_t k = 0; k < o.avg[i].size(); ++k) {
+      const double tol = n * 0x1p-24 * n * o.max_abs[i][k] + 0x1p-126;
+      ASSERT_NEAR(o.synced[i][k], o.avg[i][k], tol) << i << " " << k;
+      differ += o.synced[i][k] != o.avg[i][k];
+      ++total;
+    }
+  std::printf(
+      "[reduce_dtype] f32: %zu of %zu gradient values differ in their last bits from the per-tensor "
+      "average\n",
+      differ, total);
 }
 
 // The caps count bytes of the reduce dtype: bf16 buckets hold twice the parameters.

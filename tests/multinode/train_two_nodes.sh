@@ -3,8 +3,12 @@
 # (network + UTS namespaces from scripts/netns-cluster.sh, TCP between them),
 # each node with its own shard cache (STRATA_CACHE_DIR from the launcher agent).
 # Checks: the run completes; its summary matches a 4-rank run in one namespace
-# (same test accuracy, loss, steps); and the remote request count is exactly twice
-# the one-node count, i.e. each node downloads each shard once.
+# (same steps and epochs; test loss and accuracy equal to the gradient
+# allreduce's rounding: MPI adds the ranks' gradients in an order its algorithm
+# and transport choose, shared memory in one namespace, TCP between two, so the
+# last bits of each step's average may differ, seen as 0.5607404159 against
+# 0.5607404212 after an epoch; docs/data-parallel.md); and the remote request
+# count is exactly twice the one-node count, i.e. each node downloads each shard once.
 # Exit 77 (SKIPPED) without root or network namespaces.
 set -u
 bin=$1
@@ -54,14 +58,22 @@ tail -2 "$W/two.log"
 python3 - "$W/one/summary.json" "$W/two/summary.json" "$shards" <<'PY' || fail "summaries differ"
 import json, sys
 one, two, shards = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), int(sys.argv[3])
-for k in ("test_accuracy", "test_loss", "steps", "epochs", "world_size"):
+for k in ("steps", "epochs", "world_size"):
     assert one[k] == two[k], f"{k}: one namespace {one[k]}, two nodes {two[k]}"
+# 400 steps from last-bit differences in each average: 1e-8 relative in the
+# loss was seen; 1e-5 still fails a run whose allreduce drops or doubles a rank
+# (that moves the loss by percents), and 10 of the 10000 test images may flip
+assert abs(one["test_loss"] - two["test_loss"]) <= 1e-5 * abs(one["test_loss"]), \
+    f"test_loss: one namespace {one['test_loss']}, two nodes {two['test_loss']}"
+assert abs(one["test_accuracy"] - two["test_accuracy"]) <= 0.001, \
+    f"test_accuracy: one namespace {one['test_accuracy']}, two nodes {two['test_accuracy']}"
 # train and test read the same dataset (one cache directory per dataset URL), so a node downloads
 # each shard once for both, and the manifest once; summary.json counts every request
 per_node = shards + 1
 assert one["remote_requests"] == per_node, f"one node made {one['remote_requests']} requests, expected {per_node}"
 assert two["remote_requests"] == 2 * per_node, f"two nodes made {two['remote_requests']} requests, expected {2 * per_node}"
-print(f"train_two_nodes: test_accuracy {two['test_accuracy']} in both; remote requests one node "
+print(f"train_two_nodes: test_accuracy {one['test_accuracy']} and {two['test_accuracy']}, test_loss "
+      f"{one['test_loss']} and {two['test_loss']}; remote requests one node "
       f"{one['remote_requests']}, two nodes {two['remote_requests']} ({shards} shards and the manifest: each node fetched each once)")
 PY
 echo "train_two_nodes: PASS"
