@@ -9,10 +9,10 @@ namespace {
 
 template <typename F>
 void binary_forward(const TensorView* in, TensorView* out, F f) {
-  auto p = broadcast_plan(in[0].shape, in[1].shape, "reference");
+  const Shape o = broadcast_shape(in[0].shape, in[1].shape, "reference");
   for (int64_t i = 0; i < out[0].numel(); ++i) {
-    double a = D(in[0])[broadcast_offset(p.out, p.stride_a, i)];
-    double b = D(in[1])[broadcast_offset(p.out, p.stride_b, i)];
+    double a = D(in[0])[broadcast_source(o, in[0].shape, i)];
+    double b = D(in[1])[broadcast_source(o, in[1].shape, i)];
     D(out[0])[i] = f(a, b);
   }
 }
@@ -20,12 +20,12 @@ void binary_forward(const TensorView* in, TensorView* out, F f) {
 // grad_in[k] = sum over broadcast copies of dout * d f / d in_k
 template <typename DA, typename DB>
 void binary_backward(const TensorView* in, const TensorView& gout, TensorView* gin, DA da, DB db) {
-  auto p = broadcast_plan(in[0].shape, in[1].shape, "reference");
+  const Shape o = broadcast_shape(in[0].shape, in[1].shape, "reference");
   for (int k = 0; k < 2; ++k)
     if (gin[k].defined())
       for (int64_t i = 0; i < gin[k].numel(); ++i) D(gin[k])[i] = 0;
   for (int64_t i = 0; i < gout.numel(); ++i) {
-    int64_t oa = broadcast_offset(p.out, p.stride_a, i), ob = broadcast_offset(p.out, p.stride_b, i);
+    int64_t oa = broadcast_source(o, in[0].shape, i), ob = broadcast_source(o, in[1].shape, i);
     double a = D(in[0])[oa], b = D(in[1])[ob], g = D(gout)[i];
     if (gin[0].defined()) D(gin[0])[oa] += g * da(a, b);
     if (gin[1].defined()) D(gin[1])[ob] += g * db(a, b);

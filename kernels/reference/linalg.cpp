@@ -7,7 +7,7 @@ namespace {
 
 struct MatmulGeom {
   int64_t m, k, n, batch;
-  BroadcastPlan plan;  // over the batch dimensions
+  Shape batch_a, batch_b, batch_out;  // the batch dimensions (all but the last two)
 };
 
 MatmulGeom geom(const TensorView& a, const TensorView& b) {
@@ -15,9 +15,10 @@ MatmulGeom geom(const TensorView& a, const TensorView& b) {
   g.m = a.size(-2);
   g.k = a.size(-1);
   g.n = b.size(-1);
-  g.plan = broadcast_plan(Shape(a.shape.begin(), a.shape.end() - 2),
-                          Shape(b.shape.begin(), b.shape.end() - 2), "matmul");
-  g.batch = shape_numel(g.plan.out);
+  g.batch_a = Shape(a.shape.begin(), a.shape.end() - 2);
+  g.batch_b = Shape(b.shape.begin(), b.shape.end() - 2);
+  g.batch_out = broadcast_shape(g.batch_a, g.batch_b, "matmul");
+  g.batch = shape_numel(g.batch_out);
   return g;
 }
 
@@ -26,8 +27,8 @@ MatmulGeom geom(const TensorView& a, const TensorView& b) {
 void matmul_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
   auto g = geom(in[0], in[1]);
   for (int64_t t = 0; t < g.batch; ++t) {
-    const double* a = D(in[0]) + broadcast_offset(g.plan.out, g.plan.stride_a, t) * g.m * g.k;
-    const double* b = D(in[1]) + broadcast_offset(g.plan.out, g.plan.stride_b, t) * g.k * g.n;
+    const double* a = D(in[0]) + broadcast_source(g.batch_out, g.batch_a, t) * g.m * g.k;
+    const double* b = D(in[1]) + broadcast_source(g.batch_out, g.batch_b, t) * g.k * g.n;
     double* c = D(out[0]) + t * g.m * g.n;
     for (int64_t i = 0; i < g.m; ++i)
       for (int64_t j = 0; j < g.n; ++j) {
@@ -45,8 +46,8 @@ void matmul_backward(const OpAttrs&, const TensorView* in, const TensorView*, co
     if (gin[k].defined())
       for (int64_t i = 0; i < gin[k].numel(); ++i) D(gin[k])[i] = 0;
   for (int64_t t = 0; t < g.batch; ++t) {
-    int64_t oa = broadcast_offset(g.plan.out, g.plan.stride_a, t) * g.m * g.k;
-    int64_t ob = broadcast_offset(g.plan.out, g.plan.stride_b, t) * g.k * g.n;
+    int64_t oa = broadcast_source(g.batch_out, g.batch_a, t) * g.m * g.k;
+    int64_t ob = broadcast_source(g.batch_out, g.batch_b, t) * g.k * g.n;
     const double* a = D(in[0]) + oa;
     const double* b = D(in[1]) + ob;
     const double* dc = D(gout) + t * g.m * g.n;
