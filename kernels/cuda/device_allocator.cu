@@ -96,10 +96,17 @@ class CudaEventBackend : public PoolBackend {
   std::vector<cudaEvent_t> spare_;
 };
 
-// cudaMalloc's "out of memory" is the pool's cue to release its cache and retry;
-// any other failure is an error. The failed call's error is cleared so that the
-// next launch check does not report it.
-void* null_when_out_of_memory(cudaError_t e, void* p, const char* call) {
+// Runs alloc(&p), an allocation call; its "out of memory" is the pool's cue to
+// release its cache and retry (nullptr), any other failure an error. The failed
+// call's error is cleared so that the next launch check does not report it.
+// The call happens in here, before p is read: this took (cudaMalloc(&p, n), p)
+// as two arguments once, whose order of evaluation C++ leaves unspecified, and
+// GCC copied p while still null, so every allocation read as out of memory on
+// the first GPU run (2026-12-04, H200).
+template <typename Alloc>
+void* null_when_out_of_memory(const char* call, Alloc&& alloc) {
+  void* p = nullptr;
+  const cudaError_t e = alloc(&p);
   if (e == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError();
     return nullptr;
@@ -113,8 +120,7 @@ class DeviceMemoryBackend final : public CudaEventBackend {
   using CudaEventBackend::CudaEventBackend;
   void* system_allocate(size_t bytes) override {
     DeviceGuard g(device_);
-    void* p = nullptr;
-    return null_when_out_of_memory(cudaMalloc(&p, bytes), p, "cudaMalloc");
+    return null_when_out_of_memory("cudaMalloc", [&](void** p) { return cudaMalloc(p, bytes); });
   }
   void system_free(void* p) override {
     DeviceGuard g(device_);
@@ -128,9 +134,9 @@ class PinnedMemoryBackend final : public CudaEventBackend {
     where_ = "host memory page-locked for " + where_;
   }
   void* system_allocate(size_t bytes) override {
-    void* p = nullptr;
     // Portable: page-locked for every device, whichever is current.
-    return null_when_out_of_memory(cudaHostAlloc(&p, bytes, cudaHostAllocPortable), p, "cudaHostAlloc");
+    return null_when_out_of_memory("cudaHostAlloc",
+                                   [&](void** p) { return cudaHostAlloc(p, bytes, cudaHostAllocPortable); });
   }
   void system_free(void* p) override { STRATA_CUDA_CHECK(cudaFreeHost(p)); }
 };
