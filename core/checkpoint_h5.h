@@ -59,6 +59,12 @@ void quiet();
 // The innermost message on HDF5's error stack ("" when empty), e.g. "truncated file: eof = ...".
 std::string last_error();
 
+// Why `path`, which HDF5 would not open, is not an HDF5 file it can read, from
+// its size and superblock: "empty (0 bytes)", "not an HDF5 file (N bytes, no
+// HDF5 signature)", "truncated: N bytes of the M its superblock records", or
+// "corrupt (N bytes)" with HDF5's own message when the size is not the cause.
+std::string why_unopenable(const std::filesystem::path& path);
+
 // Throws IoError "checkpoint '<path>': <what> (HDF5: <last_error()>)".
 [[noreturn]] void fail(const std::filesystem::path& path, const std::string& what);
 

@@ -145,11 +145,8 @@ h5::File open_file(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw IoError("checkpoint '" + path.string() + "': no such file");
   h5::File f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
-  if (!f.valid()) {
-    auto size = fs::file_size(path, ec);
-    fail(path, "cannot open as HDF5: the file is truncated, corrupt or not HDF5 (" +
-                   (ec ? std::string("size unknown") : std::to_string(size) + " bytes") + ")");
-  }
+  if (!f.valid())
+    throw IoError("checkpoint '" + path.string() + "': cannot open as HDF5: " + h5::why_unopenable(path));
   return f;
 }
 

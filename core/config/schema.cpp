@@ -239,11 +239,14 @@ std::vector<ConfigKey> build_schema() {
       key("checkpoint.every_epochs", K::Int, at_least(0), STRATA_BIND(checkpoint.every_epochs),
           "Save every N epochs; 0 = never"),
       key("checkpoint.keep_last", K::Int, at_least(0), STRATA_BIND(checkpoint.keep_last),
-          "Most recent checkpoints kept; 0 = keep all"),
+          "Most recent checkpoints kept (by step); 0 = keep all. A file that cannot be read is never "
+          "deleted: a save of its step renames it to <name>.unreadable"),
       key("checkpoint.keep_best", K::Bool, any(), STRATA_BIND(checkpoint.keep_best),
           "Also keep the best checkpoint by early_stopping.monitor"),
       key("checkpoint.resume", K::String, any(), STRATA_BIND(checkpoint.resume),
-          "\"\" = start fresh; auto = latest checkpoint in the run directory if any; else a checkpoint path"),
+          "\"\" = start fresh; auto = the newest checkpoint in the run directory that loads, naming each "
+          "one skipped and why (none there: start fresh; some there, none loads: the run stops); else a "
+          "checkpoint path"),
       // logging
       key("logging.every_steps", K::Int, at_least(1), STRATA_BIND(logging.every_steps),
           "Log training metrics every N optimizer steps"),

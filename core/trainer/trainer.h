@@ -172,6 +172,8 @@ class Trainer {
   void save(const BatchSource& train, const Progress& p, double metric);
   // checkpoint.resume names a file that exists (checked before the run directory is made).
   void check_resume_path() const;
+  // checkpoint.resume (trainer_resume.cpp): auto takes the newest checkpoint that
+  // loads, naming each one skipped and why, and stops when none of several loads.
   void maybe_resume(BatchSource& train, Progress& p);
   // Takes the run directory (its lock, then the logs and resolved.yaml), after
   // the config has been checked against the data, so a refused run leaves nothing.
@@ -204,6 +206,9 @@ class Trainer {
   std::unique_ptr<PrometheusExporter> prometheus_;  // every rank, when logging.prometheus_port is set
   std::unique_ptr<NvmlSampler> gpu_sampler_;        // null without a GPU to read
   std::optional<GpuSample> gpu_last_;               // for the Prometheus probe
+  // The checkpoints resume=auto could not load: the rotation never adopts them,
+  // so never deletes them.
+  std::vector<std::filesystem::path> resume_skipped_;
   double flops_per_item_ = 0;
   RunRecord run_record_;
   std::function<void()> buffer_sync_;

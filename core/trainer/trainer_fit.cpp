@@ -1,5 +1,6 @@
 // Trainer::fit: the epoch/step loop, periodic evaluation, early stopping,
-// checkpoints (save, rotate, resume) and the summary.
+// checkpoints (make, restore, save and rotate; resume is trainer_resume.cpp)
+// and the summary.
 #include <signal.h>
 
 #include <algorithm>
@@ -113,43 +114,57 @@ void Trainer::check_checkpoint_fits(const Checkpoint& ck) const {
 
 void Trainer::restore_checkpoint(const Checkpoint& ck, BatchSource& train, Progress& p) {
   check_checkpoint_fits(ck);
-  {
-    NoGradGuard no_grad;
-    for (auto& [n, t] : model_->named_parameters()) t.copy_(ck.model_tensor(n));
-    for (auto& [n, t] : model_->named_buffers()) t.copy_(ck.model_tensor(n));
-  }
+  // Every entry is looked up before anything is set: a checkpoint that lacks
+  // one (IoError) leaves the trainer as it was, and resume=auto tries an older one.
   OptimizerState os;
   os.step = ck.int_value(ckpt_key::optimizer_step);
   os.tensors = ck.optimizer;
-  optimizer_->load_state(os);
-  p.step = ck.int_value(ckpt_key::step);
-  p.epoch = ck.int_value(ckpt_key::epoch);
-  p.mid_epoch = ck.int_value("mid_epoch") != 0;
-  p.micro = ck.int_value("micro");
-  p.skipped_steps = ck.int_value("skipped_steps");
+  const int64_t step = ck.int_value(ckpt_key::step), epoch = ck.int_value(ckpt_key::epoch);
+  const bool mid_epoch = ck.int_value("mid_epoch") != 0;
+  const int64_t micro = ck.int_value("micro"), skipped_steps = ck.int_value("skipped_steps");
+  const int64_t epochs_done = ck.int_value("epochs_done"), best_epoch = ck.int_value(ckpt_key::best_epoch);
+  const bool have_best = ck.int_value("have_best") != 0;
+  const EarlyStoppingState early{ck.scalar_value("early_best"), ck.int_value("early_best_epoch"),
+                                 ck.int_value(ckpt_key::patience_counter)};
+  const double best_metric = ck.scalar_value(ckpt_key::best_metric);
+  const LossScalerState scaler{ck.scalar_value(ckpt_key::scaler_scale),
+                               ck.int_value(ckpt_key::scaler_growth_tracker)};
+  const std::string& default_rng = ck.rng_state("default");
+  std::vector<std::pair<std::string, Dropout*>> drops;
+  collect_dropouts(*model_, "", drops);
+  std::vector<const std::string*> drop_rngs;
+  for (auto& [n, d] : drops) drop_rngs.push_back(&ck.rng_state("dropout." + n));
   std::vector<double> sums;
   for (auto& name : task_->sum_names()) {
     auto it = ck.scalars.find("epoch_sum." + name);
     if (it == ck.scalars.end()) break;  // saved before the epoch's first batch
     sums.push_back(it->second);
   }
+
+  {
+    NoGradGuard no_grad;
+    for (auto& [n, t] : model_->named_parameters()) t.copy_(ck.model_tensor(n));
+    for (auto& [n, t] : model_->named_buffers()) t.copy_(ck.model_tensor(n));
+  }
+  optimizer_->load_state(os);
+  p.step = step;
+  p.epoch = epoch;
+  p.mid_epoch = mid_epoch;
+  p.micro = micro;
+  p.skipped_steps = skipped_steps;
   p.sums = TaskSums();
   if (sums.size() == task_->sum_names().size()) {
     p.sums = TaskSums(sums.size(), model_device());
     p.sums.assign(sums);
   }
-  p.epochs_done = ck.int_value("epochs_done");
-  p.best_epoch = ck.int_value(ckpt_key::best_epoch);
-  p.have_best = ck.int_value("have_best") != 0;
-  p.early.load_state({ck.scalar_value("early_best"), ck.int_value("early_best_epoch"),
-                      ck.int_value(ckpt_key::patience_counter)});
-  p.best_metric = ck.scalar_value(ckpt_key::best_metric);
-  scaler_.load_state(
-      {ck.scalar_value(ckpt_key::scaler_scale), ck.int_value(ckpt_key::scaler_growth_tracker)});
-  default_generator().set_state(ck.rng_state("default"));
-  std::vector<std::pair<std::string, Dropout*>> drops;
-  collect_dropouts(*model_, "", drops);
-  for (auto& [n, d] : drops) d->generator().set_state(ck.rng_state("dropout." + n));
+  p.epochs_done = epochs_done;
+  p.best_epoch = best_epoch;
+  p.have_best = have_best;
+  p.early.load_state(early);
+  p.best_metric = best_metric;
+  scaler_.load_state(scaler);
+  default_generator().set_state(default_rng);
+  for (size_t i = 0; i < drops.size(); ++i) drops[i].second->generator().set_state(*drop_rngs[i]);
   schedule_->load_state(ck.schedule);
   if (p.mid_epoch) {
     SourcePosition pos(ck.loader.begin(), ck.loader.end());
@@ -167,41 +182,15 @@ void Trainer::save(const BatchSource& train, const Progress& p, double metric) {
   if (std::isfinite(metric)) ck.scalars[ckpt_key::metric] = metric;
   if (!rotation_) {  // adopts the checkpoints already there (a resumed run)
     RotationOptions ro;
-    ro.keep_last = std::max<int64_t>(1, cfg_.checkpoint.keep_last);
+    ro.keep_last = cfg_.checkpoint.keep_last;  // 0 keeps every checkpoint
+    ro.not_adopted = resume_skipped_;
+    ro.notify = [this](const std::string& line) { log_->message(line); };
     ro.keep_best = cfg_.checkpoint.keep_best;
     ro.mode = cfg_.early_stopping.mode;  // the monitored metric's direction
     ro.prefix = "step";
     rotation_ = std::make_unique<CheckpointRotation>(dir, ro);
   }
   rotation_->save(ck);
-}
-
-void Trainer::check_resume_path() const {
-  const std::string& r = cfg_.checkpoint.resume;
-  if (r.empty() || r == "auto") return;
-  std::error_code ec;
-  if (!fs::is_regular_file(r, ec))
-    throw ConfigError("checkpoint.resume: no checkpoint file at '" + r + "'" +
-                      (fs::is_directory(r, ec) ? " (a directory: name a step-*.h5 file, or use auto)" : ""));
-}
-
-void Trainer::maybe_resume(BatchSource& train, Progress& p) {
-  const std::string& r = cfg_.checkpoint.resume;
-  if (r.empty()) return;
-  fs::path path;
-  if (r == "auto") {
-    auto latest = find_latest_checkpoint(fs::path(run_dir_) / "checkpoints");
-    if (!latest) {
-      log_->message("resume: auto: no checkpoint in " + run_dir_ + "/checkpoints, starting fresh");
-      return;
-    }
-    path = *latest;
-  } else {
-    path = r;
-  }
-  restore_checkpoint(load_checkpoint(path), train, p);
-  log_->message("resumed from " + path.string() + " at step " + std::to_string(p.step) + ", epoch " +
-                std::to_string(p.epoch + 1));
 }
 
 std::string TrainSummary::to_json() const {

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "base/error.h"
@@ -276,4 +277,63 @@ TEST(Checkpoint, RotationMaxModeAndNoMetric) {
   CheckpointRotation last_only(dir.path(), {.keep_last = 1, .keep_best = false, .mode = "max"});
   last_only.prune();
   EXPECT_EQ(files_in(dir.path()), (std::set<std::string>{"ckpt-000000003.h5"}));
+}
+
+TEST(Checkpoint, RotationKeepLastZeroKeepsAll) {
+  TempDir dir;
+  CheckpointRotation rot(dir.path(), {.keep_last = 0, .keep_best = true, .mode = "min"});
+  for (int64_t step = 1; step <= 4; ++step) rot.save(sample(step, static_cast<double>(step)));
+  EXPECT_EQ(files_in(dir.path()), (std::set<std::string>{"ckpt-000000001.h5", "ckpt-000000002.h5",
+                                                         "ckpt-000000003.h5", "ckpt-000000004.h5"}));
+}
+
+// A file named like a checkpoint that cannot be read is neither adopted, nor
+// deleted, nor overwritten by a save of its step: its bytes stay in `dir`.
+TEST(Checkpoint, RotationKeepsWhatItCannotRead) {
+  TempDir dir;
+  save_checkpoint(sample(2), dir.path() / "ckpt-000000002.h5");
+  fs::resize_file(dir.path() / "ckpt-000000002.h5", 1000);
+  std::ofstream(dir.path() / "ckpt-000000001.h5") << "garbage";
+  CheckpointRotation rot(dir.path(), {.keep_last = 1, .keep_best = false, .mode = "min"});
+  EXPECT_TRUE(rot.entries().empty());
+  for (int64_t step = 1; step <= 4; ++step) rot.save(sample(step));
+  std::map<std::string, uintmax_t> sizes;
+  for (auto& e : fs::directory_iterator(dir.path()))
+    sizes[e.path().filename().string()] = fs::file_size(e.path());
+  EXPECT_EQ(sizes.count("ckpt-000000004.h5"), 1u);
+  int kept_truncated = 0, kept_garbage = 0;
+  for (auto& [name, size] : sizes) {
+    kept_truncated += name.rfind("ckpt-000000002.h5", 0) == 0 && size == 1000;
+    kept_garbage += name.rfind("ckpt-000000001.h5", 0) == 0 && size == 7;
+  }
+  EXPECT_EQ(kept_truncated, 1);
+  EXPECT_EQ(kept_garbage, 1);
+}
+
+// What resume is told of each file it cannot read: the reason, with the sizes
+// a truncated copy has and should have.
+TEST(Checkpoint, ScanSaysWhyAFileCannotBeRead) {
+  TempDir dir;
+  const fs::path d = dir.path();
+  save_checkpoint(sample(10), d / "ckpt-000000010.h5");
+  const auto whole = fs::file_size(d / "ckpt-000000010.h5");
+  save_checkpoint(sample(20), d / "ckpt-000000020.h5");
+  fs::resize_file(d / "ckpt-000000020.h5", whole / 2);
+  std::ofstream(d / "ckpt-000000030.h5") << "garbage";
+  std::ofstream(d / "ckpt-000000040.h5").close();
+  hid_t f = H5Fcreate((d / "ckpt-000000050.h5").c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  H5Fclose(f);
+  const CheckpointScan scan = scan_checkpoints(d);
+  ASSERT_EQ(scan.readable.size(), 1u);
+  EXPECT_EQ(scan.readable[0].step, 10);
+  std::map<std::string, std::string> why;
+  for (auto& u : scan.unreadable) why[u.path.filename().string()] = u.reason;
+  EXPECT_EQ(why["ckpt-000000020.h5"], "cannot open as HDF5: truncated: " + std::to_string(whole / 2) +
+                                          " bytes of the " + std::to_string(whole) +
+                                          " its HDF5 superblock records");
+  EXPECT_EQ(why["ckpt-000000030.h5"], "cannot open as HDF5: not an HDF5 file (7 bytes, no HDF5 signature)");
+  EXPECT_EQ(why["ckpt-000000040.h5"], "cannot open as HDF5: empty (0 bytes)");
+  EXPECT_NE(why["ckpt-000000050.h5"].find("not a strata checkpoint"), std::string::npos)
+      << why["ckpt-000000050.h5"];
+  EXPECT_EQ(why.size(), 4u);
 }
