@@ -1,12 +1,14 @@
 // conv2d on CUDA through cuDNN 9: x[N,C,H,W], w[O,C,kh,kw], b[O] -> y[N,O,Ho,Wo],
 // NCHW, f32/f16/bf16 storage with FP32 accumulation (compute type FLOAT), one
 // group, dilation 1, stride and padding per axis from OpAttrs. Each pass (forward,
-// backward data, backward filter) asks cuDNN once per problem -- pass, dtype,
-// shapes, stride, padding, TF32 permission, device -- to time its algorithms
-// (cudnnFind*AlgorithmEx on the op's own buffers) and caches the fastest
-// deterministic one that obeys the math rule: Tensor Cores for f16/bf16, and for
-// f32 only when context().allow_tf32, else FMA math so f32 is exact to FP32
-// rounding. Workspaces come from cuda::Scratch on the context stream. cuDNN
+// backward data, backward filter) asks cuDNN's heuristic once per problem --
+// pass, dtype, shapes, stride, padding, TF32 permission, device -- for its
+// algorithms in order of expected speed (cudnnGet*Algorithm_v7, no timing), and
+// caches the first deterministic one that obeys the math rule (Tensor Cores for
+// f16/bf16, and for f32 only when context().allow_tf32, else FMA math so f32 is
+// exact to FP32 rounding) within a fixed workspace cap: conv_algo_pick.h, which
+// says why a choice that every process makes alike matters (a resumed run must
+// compute the bits the run it resumes did). Workspaces come from cuda::Scratch on the context stream. cuDNN
 // writes y, dx and dw (beta = 0: no zero-fill needed); the bias is added by one
 // elementwise pass over y (read + write y once more) and its gradient is a
 // deterministic per-channel sum of dy (channel_reduce.cuh, dy read once).
@@ -17,6 +19,7 @@
 #include "kernels/backends.h"
 #include "kernels/cuda/channel_reduce.cuh"
 #include "kernels/cuda/conv_algo_cache.h"
+#include "kernels/cuda/conv_algo_pick.h"
 #include "kernels/cuda/cudnn_desc.h"
 #include "kernels/cuda/half_io.cuh"
 
@@ -24,7 +27,9 @@ namespace strata::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr size_t kMaxSearchWorkspace = size_t(1) << 30;  // algorithms wanting more are not timed
+// Algorithms wanting more workspace are not used. A constant, not a share of the
+// memory free at the time, so that every process picks alike (conv_algo_pick.h).
+constexpr size_t kMaxWorkspace = size_t(1) << 30;
 const char* kOp = "conv2d";
 
 ConvAlgoCache& algo_cache() {
@@ -102,33 +107,22 @@ cudnnMathType_t search_math(DType dt, bool tf32) {
   return strict_fp32(dt, tf32) ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
 }
 
-// The first (fastest) successful result that obeys the math rule, preferring
-// deterministic algorithms so that a run repeats bit for bit.
+// The chosen candidate of cuDNN's heuristic list (conv_algo_pick.h has the rule).
 template <typename Perf>
 ConvAlgo pick(const std::vector<Perf>& perf, int count, DType dt, bool tf32, const char* pass) {
-  const Perf *best = nullptr, *fallback = nullptr;
-  for (int i = 0; i < count && !best; ++i) {
+  std::vector<ConvCandidate> c;
+  for (int i = 0; i < count; ++i) {
     const Perf& p = perf[static_cast<size_t>(i)];
-    if (p.status != CUDNN_STATUS_SUCCESS || p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue;
-    if (strict_fp32(dt, tf32) && p.mathType == CUDNN_TENSOR_OP_MATH) continue;
-    if (p.determinism == CUDNN_DETERMINISTIC)
-      best = &p;
-    else if (!fallback)
-      fallback = &p;
+    c.push_back(ConvCandidate{static_cast<int>(p.algo), static_cast<int>(p.mathType), p.memory,
+                              p.status == CUDNN_STATUS_SUCCESS, p.determinism == CUDNN_DETERMINISTIC});
   }
-  if (!best) best = fallback;
-  if (!best)
-    throw Error(std::string("cuDNN found no usable ") + pass + " algorithm (" + std::to_string(count) +
-                " timed)");
-  cudnnMathType_t math = strict_fp32(dt, tf32) ? CUDNN_FMA_MATH : best->mathType;
-  return ConvAlgo{static_cast<int>(best->algo), static_cast<int>(math), best->memory,
-                  best->determinism == CUDNN_DETERMINISTIC};
-}
-
-size_t search_workspace_bytes() {
-  size_t free_bytes = 0, total = 0;
-  STRATA_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
-  return std::min(kMaxSearchWorkspace, free_bytes / 2);
+  std::optional<size_t> i = pick_conv_candidate(c, ConvPickRule{strict_fp32(dt, tf32), kMaxWorkspace});
+  if (!i)
+    throw Error(std::string("cuDNN's heuristic offers no usable ") + pass + " algorithm (" +
+                std::to_string(count) + " listed)");
+  const ConvCandidate& best = c[*i];
+  cudnnMathType_t math = strict_fp32(dt, tf32) ? CUDNN_FMA_MATH : static_cast<cudnnMathType_t>(best.math);
+  return ConvAlgo{best.algo, static_cast<int>(math), best.workspace, best.deterministic};
 }
 
 struct Call {
@@ -139,19 +133,18 @@ struct Call {
 };
 
 // The algorithm of one pass, from the cache or, the first time a problem is
-// seen, timed by cuDNN: count(&max) asks how many results to expect and
-// find(max, &got, perf, ws) times them (the pass's cudnnFind*AlgorithmEx) with
-// the search workspace ws. Leaves p.conv set to the chosen math type.
-template <typename Perf, typename Count, typename Find>
+// seen, from cuDNN's heuristic: count(&max) asks how many results to expect and
+// list(max, &got, perf) fills them (the pass's cudnnGet*Algorithm_v7). Leaves
+// p.conv set to the chosen math type.
+template <typename Perf, typename Count, typename List>
 ConvAlgo chosen_algo(const Call& call, const Geometry& g, Problem& p, ConvPass pass, const char* name,
-                     Count&& count, Find&& find) {
+                     Count&& count, List&& list) {
   ConvAlgo algo = algo_cache().get(g.key(pass, call.tf32, call.ctx.device), [&] {
     p.conv.set_math(search_math(g.dtype, call.tf32));
     int max = 0, got = 0;
     count(&max);
     std::vector<Perf> perf(static_cast<size_t>(max));
-    Scratch ws(search_workspace_bytes());
-    find(max, &got, perf.data(), ws);
+    list(max, &got, perf.data());
     return pick(perf, got, g.dtype, call.tf32, name);
   });
   p.conv.set_math(static_cast<cudnnMathType_t>(algo.math));
@@ -192,10 +185,9 @@ void conv2d_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
           [&](int* max) {
             STRATA_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(call.handle, max));
           },
-          [&](int max, int* got, cudnnConvolutionFwdAlgoPerf_t* perf, Scratch& ws) {
-            STRATA_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
-                call.handle, p.x.get(), in[0].data, p.w.get(), in[1].data, p.conv.get(), p.y.get(),
-                out[0].data, max, got, perf, ws.data(), ws.bytes()));
+          [&](int max, int* got, cudnnConvolutionFwdAlgoPerf_t* perf) {
+            STRATA_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
+                call.handle, p.x.get(), p.w.get(), p.conv.get(), p.y.get(), max, got, perf));
           });
       Scratch ws(algo.workspace);
       float one = 1.0f, zero = 0.0f;
@@ -232,10 +224,9 @@ void conv2d_backward(const OpAttrs& a, const TensorView* in, const TensorView*, 
             [&](int* max) {
               STRATA_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(call.handle, max));
             },
-            [&](int max, int* got, cudnnConvolutionBwdDataAlgoPerf_t* perf, Scratch& ws) {
-              STRATA_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(
-                  call.handle, p.w.get(), in[1].data, p.y.get(), gout.data, p.conv.get(), p.x.get(),
-                  gin[0].data, max, got, perf, ws.data(), ws.bytes()));
+            [&](int max, int* got, cudnnConvolutionBwdDataAlgoPerf_t* perf) {
+              STRATA_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                  call.handle, p.w.get(), p.y.get(), p.conv.get(), p.x.get(), max, got, perf));
             });
         Scratch ws(algo.workspace);
         STRATA_CUDNN_CHECK(
@@ -249,10 +240,9 @@ void conv2d_backward(const OpAttrs& a, const TensorView* in, const TensorView*, 
             [&](int* max) {
               STRATA_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(call.handle, max));
             },
-            [&](int max, int* got, cudnnConvolutionBwdFilterAlgoPerf_t* perf, Scratch& ws) {
-              STRATA_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
-                  call.handle, p.x.get(), in[0].data, p.y.get(), gout.data, p.conv.get(), p.w.get(),
-                  gin[1].data, max, got, perf, ws.data(), ws.bytes()));
+            [&](int max, int* got, cudnnConvolutionBwdFilterAlgoPerf_t* perf) {
+              STRATA_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+                  call.handle, p.x.get(), p.y.get(), p.conv.get(), p.w.get(), max, got, perf));
             });
         Scratch ws(algo.workspace);
         STRATA_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
