@@ -92,17 +92,24 @@ print("|---|---|---|---|---|---|")
 for name, s in (("cpu fp32", cpu), ("cuda fp32", f32), ("cuda bf16", b16), ("cuda fp16", f16)):
     if s: print(f"| {name} | {s['test_accuracy']:.4f} | {s['samples_per_second']:.0f} | {100*s['data_wait_fraction']:.2f}% "
                 f"| {s['memory_peak_bytes']/2**20:.0f} | {s.get('host_syncs_per_step_max')} |")
+# Two trainings whose arithmetic differs only in rounding (another device, another
+# precision) end 3 epochs at test accuracies that differ by chance: on the H200
+# (2026-12-04, three runs) the CPU gave 89.20-89.55%, fp32 on CUDA 89.21-89.34%,
+# bf16 89.22-89.44%, fp16 89.02-89.18%, and the binomial spread of 10000 test
+# images alone is 0.3 points. 1 point is above that noise and far below what a
+# wrong kernel costs (a CNN that learns wrongly loses many points).
+BOUND = 1.0
 gap = 100 * abs(f32["test_accuracy"] - cpu["test_accuracy"])
-print(f"cuda fp32 vs cpu: {gap:.2f} points (bound 0.3); speed ratio {f32['samples_per_second']/cpu['samples_per_second']:.1f}x")
-if gap > 0.3: bad.append(f"cuda fp32 is {gap:.2f} points from the cpu")
+print(f"cuda fp32 vs cpu: {gap:.2f} points (bound {BOUND}); speed ratio {f32['samples_per_second']/cpu['samples_per_second']:.1f}x")
+if gap > BOUND: bad.append(f"cuda fp32 is {gap:.2f} points from the cpu")
 wait = steady_wait("cuda", "fp32", f32)
 print(f"cuda fp32 data wait: {100*wait:.2f}% after the first epoch (bound 1%), {100*f32['data_wait_fraction']:.2f}% over the run")
 if not wait < 0.01: bad.append(f"data wait {100*wait:.2f}% after the first epoch (bound 1%)")
 for name, s in (("bf16", b16), ("fp16", f16)):
     if not s: bad.append(f"no {name} run"); continue
     g = 100 * abs(s["test_accuracy"] - f32["test_accuracy"])
-    print(f"cuda {name} vs fp32: {g:.2f} points (bound 0.5)")
-    if g > 0.5: bad.append(f"{name} is {g:.2f} points from fp32")
+    print(f"cuda {name} vs fp32: {g:.2f} points (bound {BOUND})")
+    if g > BOUND: bad.append(f"{name} is {g:.2f} points from fp32")
 for name, s in (("fp32", f32), ("bf16", b16), ("fp16", f16)):
     if s and s.get("host_syncs_per_step_max", 0) > 1: bad.append(f"{name}: {s['host_syncs_per_step_max']} host syncs in a step")
 if bad: print("FAIL: " + "; ".join(bad)); sys.exit(1)
