@@ -1,11 +1,16 @@
-// NcclCommunicator (see nccl_communicator.h). Bootstraps over an MpiCommunicator,
-// which also provides the watchdog, barrier and rank/local-rank facts, and
-// reduces every collective whose buffers are host memory.
+// NcclCommunicator (see nccl_communicator.h). Two bootstraps, one implementation:
+// over an MpiCommunicator, which also provides the watchdog, barrier and
+// rank/local-rank facts and reduces every collective whose buffers are host
+// memory; or, for one rank, with no MPI at all (a SingleProcessCommunicator for
+// host buffers, a watchdog of its own), so that a GPU machine without an MPI
+// runtime still runs NCCL's own kernels.
 #include "distributed/cuda/nccl_communicator.h"
 
 #include <cuda_runtime.h>
 #include <nccl.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 #include "base/error.h"
@@ -58,81 +63,116 @@ bool half_native_from_env() {
   throw ConfigError(std::string("STRATA_NCCL_HALF_REDUCE must be native or convert, got '") + v + "'");
 }
 
+// How a NcclCommunicator comes up: who handles host buffers, who watches for
+// stalls, and how the ranks share NCCL's unique id.
+struct Bootstrap {
+  std::unique_ptr<Communicator> host;  // host-memory collectives, rank and size facts
+  CollectiveWatchdog* watchdog = nullptr;
+  MpiCommunicator* mpi = nullptr;  // null for the one-rank bootstrap
+  std::unique_ptr<CollectiveWatchdog> own_watchdog;
+};
+
+Bootstrap over_mpi() {
+  Bootstrap b;
+  auto mpi = std::make_unique<MpiCommunicator>();
+  b.mpi = mpi.get();
+  b.watchdog = &mpi->watchdog();
+  b.host = std::move(mpi);
+  return b;
+}
+
+// One rank, no MPI: the watchdog ends the process itself (there is no MPI_Abort).
+Bootstrap single_rank(ncclComm_t* comm) {
+  Bootstrap b;
+  b.host = std::make_unique<SingleProcessCommunicator>();
+  b.own_watchdog =
+      std::make_unique<CollectiveWatchdog>(0, comm_timeout_from_env(), [comm](const std::string& m) {
+        std::fprintf(stderr, "%s\n", m.c_str());
+        if (*comm) ncclCommAbort(*comm);
+        std::fflush(nullptr);
+        _exit(kWatchdogExitCode);
+      });
+  b.watchdog = b.own_watchdog.get();
+  return b;
+}
+
 class NcclCommunicator final : public Communicator, public StreamOrderedCommunicator {
  public:
-  explicit NcclCommunicator(const LaunchEnv& env)
-      : mpi_(std::make_unique<MpiCommunicator>()), half_native_(half_native_from_env()) {
+  // over_mpi: every rank of MPI_COMM_WORLD, the unique id broadcast over MPI.
+  // single: one rank, no MPI (make_single_rank_nccl_communicator).
+  NcclCommunicator(const LaunchEnv& env, bool single)
+      : boot_(single ? single_rank(&comm_) : over_mpi()), half_native_(half_native_from_env()) {
     int n = 0;
     cudaError_t ce = cudaGetDeviceCount(&n);
     if (ce != cudaSuccess)
       throw CommError("backend 'nccl' on rank " + std::to_string(rank()) + ": no CUDA device (" +
                       cudaGetErrorString(ce) + ")");
     LaunchEnv e = env;
-    e.rank = mpi_->rank();
-    e.local_rank = mpi_->local_rank();
+    e.rank = host().rank();
+    e.local_rank = host().local_rank();
     device_ = select_device(e, n);
     cuda(cudaSetDevice(device_), "cudaSetDevice");
     ncclUniqueId id{};
     if (rank() == 0) nccl(ncclGetUniqueId(&id), "ncclGetUniqueId", "init");
-    mpi_->broadcast(&id, sizeof id, DType::u8, 0);
+    host().broadcast(&id, sizeof id, DType::u8, 0);
     {
-      CollectiveWatchdog::Scope g(mpi_->watchdog(), "ncclCommInitRank");
+      CollectiveWatchdog::Scope g(watchdog(), "ncclCommInitRank");
       nccl(ncclCommInitRank(&comm_, size(), id, rank()), "ncclCommInitRank", "init");
     }
     cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     cuda(cudaEventCreateWithFlags(&caller_ready_, cudaEventDisableTiming), "cudaEventCreate");
     ncclComm_t c = comm_;
-    mpi_->set_pre_abort([c] { ncclCommAbort(c); });
+    if (boot_.mpi) boot_.mpi->set_pre_abort([c] { ncclCommAbort(c); });
   }
 
   ~NcclCommunicator() override {
-    mpi_->set_pre_abort(nullptr);
+    if (boot_.mpi) boot_.mpi->set_pre_abort(nullptr);
     cudaStreamSynchronize(stream_);
     ncclCommDestroy(comm_);
     cudaEventDestroy(caller_ready_);
     cudaStreamDestroy(stream_);
   }
 
-  int rank() const override { return mpi_->rank(); }
-  int size() const override { return mpi_->size(); }
-  int local_rank() const override { return mpi_->local_rank(); }
-  int local_size() const override { return mpi_->local_size(); }
+  int rank() const override { return host().rank(); }
+  int size() const override { return host().size(); }
+  int local_rank() const override { return host().local_rank(); }
+  int local_size() const override { return host().local_size(); }
   std::string backend() const override { return "nccl"; }
   StreamId collective_stream() const override { return reinterpret_cast<StreamId>(stream_); }
 
   void allreduce(void* data, size_t count, DType dtype, ReduceOp op) override {
     if (count == 0) return;
-    if (!is_device_memory(data)) return mpi_->allreduce(data, count, dtype, op);
+    if (!is_device_memory(data)) return host().allreduce(data, count, dtype, op);
     std::string what = mpi_detail::describe("allreduce", count, dtype, &op);
-    CollectiveWatchdog::Scope g(mpi_->watchdog(), what);
+    CollectiveWatchdog::Scope g(watchdog(), what);
     enqueue_allreduce(data, count, dtype, op, what);
     sync(what);
   }
 
   std::unique_ptr<CommHandle> allreduce_async(void* data, size_t count, DType dtype, ReduceOp op) override {
-    if (count && !is_device_memory(data)) return mpi_->allreduce_async(data, count, dtype, op);
+    if (count && !is_device_memory(data)) return host().allreduce_async(data, count, dtype, op);
     std::string what = mpi_detail::describe("allreduce_async", count, dtype, &op);
     cudaEvent_t ev;
     cuda(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "cudaEventCreate");
     auto handle =
         std::make_unique<nccl_detail::NcclHandle>(ev, what, [this](const std::string& w) { check_async(w); });
-    uint64_t ticket = mpi_->watchdog().begin(what);
+    uint64_t ticket = watchdog().begin(what);
     try {
       if (count) enqueue_allreduce(data, count, dtype, op, what);
       cuda(cudaEventRecord(ev, stream_), "cudaEventRecord");
     } catch (...) {
-      mpi_->watchdog().end(ticket);
+      watchdog().end(ticket);
       throw;
     }
-    nccl_detail::end_ticket_on_stream(mpi_->watchdog(), ticket, stream_, what);
+    nccl_detail::end_ticket_on_stream(watchdog(), ticket, stream_, what);
     return handle;
   }
 
   void broadcast(void* data, size_t count, DType dtype, int root) override {
     if (count == 0) return;
-    if (!is_device_memory(data)) return mpi_->broadcast(data, count, dtype, root);
+    if (!is_device_memory(data)) return host().broadcast(data, count, dtype, root);
     std::string what = mpi_detail::describe("broadcast", count, dtype) + " root=" + std::to_string(root);
-    CollectiveWatchdog::Scope g(mpi_->watchdog(), what);
+    CollectiveWatchdog::Scope g(watchdog(), what);
     after_caller();
     nccl(ncclBroadcast(data, data, count, nccl_type(dtype), root, comm_, stream_), "ncclBroadcast", what);
     sync(what);
@@ -141,8 +181,8 @@ class NcclCommunicator final : public Communicator, public StreamOrderedCommunic
   void allgather(const void* send, void* recv, size_t count, DType dtype) override {
     if (count == 0) return;
     std::string what = mpi_detail::describe("allgather", count, dtype);
-    if (!on_device(send, recv, what)) return mpi_->allgather(send, recv, count, dtype);
-    CollectiveWatchdog::Scope g(mpi_->watchdog(), what);
+    if (!on_device(send, recv, what)) return host().allgather(send, recv, count, dtype);
+    CollectiveWatchdog::Scope g(watchdog(), what);
     after_caller();
     nccl(ncclAllGather(send, recv, count, nccl_type(dtype), comm_, stream_), "ncclAllGather", what);
     sync(what);
@@ -151,8 +191,8 @@ class NcclCommunicator final : public Communicator, public StreamOrderedCommunic
   void reduce_scatter(const void* send, void* recv, size_t count, DType dtype, ReduceOp op) override {
     if (count == 0) return;
     std::string what = mpi_detail::describe("reduce_scatter", count, dtype, &op);
-    if (!on_device(send, recv, what)) return mpi_->reduce_scatter(send, recv, count, dtype, op);
-    CollectiveWatchdog::Scope g(mpi_->watchdog(), what);
+    if (!on_device(send, recv, what)) return host().reduce_scatter(send, recv, count, dtype, op);
+    CollectiveWatchdog::Scope g(watchdog(), what);
     after_caller();
     ncclRedOp_t rop = op == ReduceOp::sum ? ncclSum : ncclAvg;
     if (!is_half(dtype) || half_native_) {
@@ -177,7 +217,7 @@ class NcclCommunicator final : public Communicator, public StreamOrderedCommunic
   void barrier() override {
     cuda::note_host_sync();
     cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
-    mpi_->barrier();
+    host().barrier();
   }
 
   void check_async(const std::string& what) {
@@ -242,10 +282,13 @@ class NcclCommunicator final : public Communicator, public StreamOrderedCommunic
     cuda(cudaFreeAsync(tmp, stream_), "cudaFreeAsync");
   }
 
-  std::unique_ptr<MpiCommunicator> mpi_;
+  Communicator& host() const { return *boot_.host; }
+  CollectiveWatchdog& watchdog() const { return *boot_.watchdog; }
+
+  ncclComm_t comm_ = nullptr;  // before boot_: the one-rank watchdog's abort reads it
+  Bootstrap boot_;
   bool half_native_;  // f16/bf16 reduced by NCCL as they are (else an FP32 copy)
   int device_ = 0;
-  ncclComm_t comm_ = nullptr;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t caller_ready_ = nullptr;
 };
@@ -269,7 +312,18 @@ NcclAvailability nccl_availability() {
 std::unique_ptr<Communicator> make_nccl_communicator(const LaunchEnv& env) {
   NcclAvailability a = nccl_availability();
   if (!a.ok) throw CommError("backend 'nccl': " + a.reason);
-  return std::make_unique<NcclCommunicator>(env);
+  return std::make_unique<NcclCommunicator>(env, false);
+}
+
+std::unique_ptr<Communicator> make_single_rank_nccl_communicator() {
+  NcclAvailability a = nccl_availability();
+  if (!a.ok) throw CommError("backend 'nccl' (one rank): " + a.reason);
+  LaunchEnv e;  // rank 0 of 1; STRATA_DEVICE still picks the device
+  e.rank = 0;
+  e.size = 1;
+  e.local_rank = 0;
+  e.local_size = 1;
+  return std::make_unique<NcclCommunicator>(e, true);
 }
 
 }  // namespace strata

@@ -38,4 +38,11 @@ NcclAvailability nccl_availability();
 // Throws CommError with the reason when NCCL cannot be used (no silent fallback).
 std::unique_ptr<Communicator> make_nccl_communicator(const LaunchEnv& env);
 
+// One rank on one GPU with no MPI at all: NCCL's unique id stays in the process,
+// host buffers go to a SingleProcessCommunicator, a watchdog of its own ends a
+// stalled collective (ncclCommAbort, then exit 70). The same collectives, on
+// NCCL's own kernels, as the MPI-bootstrapped communicator: what a GPU machine
+// without an MPI runtime can run (tests/gpu/test_nccl_single_rank.cpp).
+std::unique_ptr<Communicator> make_single_rank_nccl_communicator();
+
 }  // namespace strata

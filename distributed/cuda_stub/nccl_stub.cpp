@@ -14,4 +14,8 @@ std::unique_ptr<Communicator> make_nccl_communicator(const LaunchEnv&) {
   throw CommError("backend 'nccl': " + nccl_availability().reason);
 }
 
+std::unique_ptr<Communicator> make_single_rank_nccl_communicator() {
+  throw CommError("backend 'nccl' (one rank): " + nccl_availability().reason);
+}
+
 }  // namespace strata

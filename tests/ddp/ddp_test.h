@@ -26,7 +26,26 @@ inline MpiCommunicator& world() {
   return c;
 }
 
-#ifdef STRATA_DDP_NCCL
+#if defined(STRATA_DDP_NCCL) && defined(STRATA_NCCL_SINGLE_RANK)
+inline constexpr Device kDevice = Device::cuda;
+// One rank over NCCL with no MPI at all (make_single_rank_nccl_communicator):
+// the suite as a GPU machine without an MPI runtime can run it.
+inline Communicator* suite_comm(std::string& why) {
+  static std::unique_ptr<Communicator> c;
+  static std::string reason;
+  static bool tried = false;
+  if (!tried) {
+    tried = true;
+    NcclAvailability a = nccl_availability();
+    if (a.ok)
+      c = make_single_rank_nccl_communicator();
+    else
+      reason = a.reason;
+  }
+  why = reason;
+  return c.get();
+}
+#elif defined(STRATA_DDP_NCCL)
 inline constexpr Device kDevice = Device::cuda;
 // The NCCL communicator (one GPU per local rank), or null with the reason. Every
 // rank of a node sees the same devices, so all ranks skip alike.

@@ -21,7 +21,9 @@
 namespace strata {
 namespace {
 
-// The communicator, or null with the reason to skip.
+// The communicator, or null with the reason to skip. Built with
+// STRATA_NCCL_SINGLE_RANK (test_nccl_single_rank): one rank, no MPI at all, host
+// buffers to a SingleProcessCommunicator instead of MPI.
 Communicator* nccl_comm(std::string& why) {
   static std::unique_ptr<Communicator> c;
   static std::string reason;
@@ -30,13 +32,17 @@ Communicator* nccl_comm(std::string& why) {
     tried = true;
     NcclAvailability a = nccl_availability();
     LaunchEnv e = read_launch_env();
-    if (!a.ok)
-      reason = a.reason;
+    if (!a.ok) reason = a.reason;
+#ifdef STRATA_NCCL_SINGLE_RANK
+    else
+      c = make_single_rank_nccl_communicator();
+#else
     else if (a.device_count < e.local_size)
       reason = std::to_string(e.local_size) + " local ranks need as many CUDA devices; " +
                std::to_string(a.device_count) + " visible";
     else
       c = make_communicator("nccl");
+#endif
   }
   why = reason;
   return c.get();
@@ -127,7 +133,8 @@ TEST(Nccl, BroadcastAllgatherReduceScatter) {
 #endif
 }
 
-// The trainer's metric sums, model checks and broadcasts of host data: over MPI.
+// The trainer's metric sums, model checks and broadcasts of host data: over MPI
+// (one rank without MPI: the single-process communicator).
 TEST(Nccl, HostBuffersGoOverMpi) {
   NCCL_OR_SKIP(c);
   int R = c->size(), me = c->rank();
