@@ -14,11 +14,11 @@
 #   gpu-check.sh                 on a GPU machine: any FAIL, TIMEOUT or SKIPPED step fails the check
 #   gpu-check.sh --expect-skip   on a machine without a GPU: passes only if every step says SKIPPED
 #   gpu-check.sh --plan          prints each step, its limit and their sum; runs nothing
-#   STRATA_GPU_CHECK_BUDGET=s    total seconds for all steps (default 420)
+#   STRATA_GPU_CHECK_BUDGET=s    total seconds for all steps (default 450)
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 MODE=${1:-check}
-BUDGET=${STRATA_GPU_CHECK_BUDGET:-420}
+BUDGET=${STRATA_GPU_CHECK_BUDGET:-450}
 LOGS="$HERE/logs"; mkdir -p "$LOGS"
 REPORT="$HERE/gpu-report.md"
 [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ] && REPORT="$OUT/gpu-report.md"
@@ -67,14 +67,16 @@ plan() {
   done <"$HERE/tests.list"
   printf '2\tbench_gemm_cuda\t30\t%s\n' "$HERE/bin/strata-bench gemm --device cuda"
   printf '5\t%s\t%s\t%s\n' train_prepare_data 10 "$TRAIN prepare"
-  printf '5\t%s\t%s\t%s\n' train_cnn_cpu_fp32 25 "$TRAIN cnn cpu fp32"
+  # the CPU reference: 14-17 s on the H200 machine's 16 cores, once 28 s (its
+  # CPUs are shared: 2,546 samples/s against 5,500 in the runs before)
+  printf '5\t%s\t%s\t%s\n' train_cnn_cpu_fp32 45 "$TRAIN cnn cpu fp32"
   for prec in fp32 bf16 fp16; do printf '5\t%s\t%s\t%s\n' "train_cnn_cuda_$prec" 12 "$TRAIN cnn cuda $prec"; done
   printf '5\t%s\t%s\t%s\n' train_cnn_compare 5 "$TRAIN compare"
   printf '5\t%s\t%s\t%s\n' train_cnn_kill_resume 20 "$TRAIN kill-resume"
-  printf '5\t%s\t%s\t%s\n' train_gpt2_124m_bf16 30 "$TRAIN gpt"
+  printf '5\t%s\t%s\t%s\n' train_gpt2_124m_bf16 35 "$TRAIN gpt"
   # the GPT workload: GPT-2 small as configured (bf16, context 1024), tokens/s and
   # MFU against the H200's dense bf16 peak
-  printf '5\t%s\t%s\t%s\n' bench_train_step_gpt2_124m 30 \
+  printf '5\t%s\t%s\t%s\n' bench_train_step_gpt2_124m 40 \
     "$HERE/bin/strata-bench train-step-lm --config $HERE/configs/gpt2_124m.yaml --device cuda --batch 8 --steps 10"
 }
 STEPS=$(plan | sort -s -t$'\t' -k1,1n | cut -f2-)
