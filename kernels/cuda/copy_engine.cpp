@@ -63,7 +63,14 @@ class CudaCopyEngine final : public CopyEngine {
   }
   bool passed(StreamFence& f) override {
     const cudaError_t e = cudaEventQuery(event_of(f));
-    if (e == cudaErrorNotReady) return false;
+    if (e == cudaErrorNotReady) {
+      // "Not ready" is an answer, not a failure, but the runtime may keep it as
+      // the thread's last error, and the next STRATA_CUDA_LAUNCH_CHECK
+      // (cudaGetLastError) would then fail a kernel that launched fine. Cleared
+      // here, as the caching pool's event_done does.
+      (void)cudaGetLastError();
+      return false;
+    }
     STRATA_CUDA_CHECK(e);
     return true;
   }
