@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "base/destructor_error.h"
 #include "base/error.h"
 #include "kernels/allocator.h"
 
@@ -26,7 +27,17 @@ class AllocatorResource final : public HostBufferResource {
     }
     return p;
   }
-  void do_deallocate(void* p, size_t bytes, size_t) override { a_.deallocate(p, bytes); }
+  // Runs in HostBytes' destructor: a throw (the pinned pool records events and
+  // frees page-locked blocks with CUDA calls, which fail after a sticky error)
+  // would end in std::terminate, so it is reported instead
+  // (base/destructor_error.h).
+  void do_deallocate(void* p, size_t bytes, size_t) override {
+    try {
+      a_.deallocate(p, bytes);
+    } catch (...) {
+      report_destructor_error("freeing a batch buffer's page-locked memory");
+    }
+  }
   bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
 
   Allocator& a_;

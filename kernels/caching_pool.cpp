@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "base/destructor_error.h"
 #include "base/error.h"
 
 namespace strata {
@@ -46,6 +47,7 @@ CachingPool::~CachingPool() {
     release_cached_locked();
   } catch (...) {
     // A destructor must not throw; the process is ending or the device is gone.
+    report_destructor_error("releasing an allocator's cached blocks");
   }
 }
 

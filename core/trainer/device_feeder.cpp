@@ -1,5 +1,6 @@
 #include "core/trainer/device_feeder.h"
 
+#include "base/destructor_error.h"
 #include "base/error.h"
 #include "kernels/trace_range.h"
 
@@ -17,7 +18,10 @@ DeviceFeeder::~DeviceFeeder() {
   if (engine_.pass_through()) return;
   for (Slot& s : slots_) try {
       engine_.wait(*s.copied);
-    } catch (...) {  // a destructor must not throw; a failed device fails the next call anyway
+    } catch (...) {
+      // A destructor must not throw (base/destructor_error.h); a failed device
+      // fails the next call anyway.
+      report_destructor_error("waiting for a batch's host-to-device copy");
     }
 }
 

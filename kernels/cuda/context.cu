@@ -3,7 +3,9 @@
 #include <mutex>
 #include <string>
 
+#include "base/destructor_error.h"
 #include "base/error.h"
+#include "kernels/allocator.h"
 #include "kernels/cuda/context.h"
 
 namespace strata::cuda {
@@ -40,10 +42,25 @@ Context* make_context(int device) {
 }
 }  // namespace
 
+// Created on first use under a lock: two threads running their first conv at
+// once (a data loader thread and the trainer, two ranks' threads in one process)
+// would otherwise both see null, both create a handle, and one would leak or be
+// used half set up (cudnnSetStream not yet called). One mutex for every device's
+// context; after the first call it is an uncontended lock per conv call, next to
+// cuDNN's own work. (The cuBLASLt handle and its workspace are not lazy: they are
+// made with the context, under context()'s lock.)
 cudnnHandle_t Context::cudnn() {
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
   if (!cudnn_) {
-    STRATA_CUDNN_CHECK(cudnnCreate(&cudnn_));
-    STRATA_CUDNN_CHECK(cudnnSetStream(cudnn_, stream));
+    cudnnHandle_t h = nullptr;
+    STRATA_CUDNN_CHECK(cudnnCreate(&h));
+    cudnnStatus_t s = cudnnSetStream(h, stream);
+    if (s != CUDNN_STATUS_SUCCESS) {
+      cudnnDestroy(h);
+      throw_cudnn_error(s, "cudnnSetStream(h, stream)", __FILE__, __LINE__);
+    }
+    cudnn_ = h;  // published only once bound to the stream
   }
   return cudnn_;
 }
@@ -60,13 +77,60 @@ Context& context() {
   return *contexts[device];
 }
 
+// Scratch memory comes from CUDA's stream-ordered pool (cudaMallocAsync), tensors
+// from the caching device allocator (kernels/caching_pool.h), and neither sees
+// the other's free memory: the caching pool may hold gigabytes of freed blocks
+// while a large scratch (attention's) fails. So out of memory here first asks
+// the caching pool to give its cache back (release_cached synchronises the
+// device and cudaFrees the cached blocks; the synchronisation also lets the
+// stream-ordered pool return what it holds above its release threshold), trims
+// the stream-ordered pool, and retries once. The failed call's error is cleared
+// so that the next launch check does not report it. (The caching pool does the
+// converse: device_allocator.cu trims this pool when cudaMalloc fails.)
 Scratch::Scratch(size_t bytes) : bytes_(bytes) {
   if (bytes == 0) return;
-  STRATA_CUDA_CHECK(cudaMallocAsync(&ptr_, bytes, context().stream));
+  cudaStream_t stream = context().stream;
+  cudaError_t e = cudaMallocAsync(&ptr_, bytes, stream);
+  if (e == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    ptr_ = nullptr;
+    device_allocator().release_cached();
+    cudaMemPool_t pool = nullptr;
+    int device = 0;
+    STRATA_CUDA_CHECK(cudaGetDevice(&device));
+    STRATA_CUDA_CHECK(cudaDeviceGetMemPool(&pool, device));
+    STRATA_CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
+    e = cudaMallocAsync(&ptr_, bytes, stream);
+  }
+  if (e != cudaSuccess) {
+    ptr_ = nullptr;
+    std::string what = "cudaMallocAsync of " + std::to_string(bytes) + " bytes of scratch";
+    if (e == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();  // reported by the throw below
+      what += ", after emptying the device allocator's cache and retrying";
+    }
+    throw_cuda_error(e, what.c_str(), __FILE__, __LINE__);
+  }
 }
 
+// Never throws (base/destructor_error.h): a Scratch is often destroyed while the
+// stack unwinds from the CUDA error of the kernel that used it, and a throw from
+// here (context() after a sticky error, say) would end in std::terminate and
+// lose that error. A failed cudaFreeAsync is reported once and its error
+// cleared; a sticky error stays, and the next checked call reports it.
 Scratch::~Scratch() {
-  if (ptr_) cudaFreeAsync(ptr_, context().stream);
+  if (!ptr_) return;
+  try {
+    cudaError_t e = cudaFreeAsync(ptr_, context().stream);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      report_destructor_error(
+          "cudaFreeAsync of a kernel's scratch memory",
+          (std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")").c_str());
+    }
+  } catch (...) {
+    report_destructor_error("freeing a kernel's scratch memory");
+  }
 }
 
 }  // namespace strata::cuda

@@ -115,12 +115,25 @@ void* null_when_out_of_memory(const char* call, Alloc&& alloc) {
   return p;
 }
 
+// cudaMalloc out of memory first trims CUDA's stream-ordered pool, where
+// cuda::Scratch (kernels/cuda/context.h) allocates kernels' temporaries and which
+// may keep freed memory this pool cannot see, and retries; only then does it
+// tell the pool (null), which releases its own cache (synchronising the device
+// when it has any) and calls again: that second call's trim then also finds the
+// stream-ordered frees completed. (Scratch does the converse: it empties this
+// pool's cache when cudaMallocAsync fails.)
 class DeviceMemoryBackend final : public CudaEventBackend {
  public:
   using CudaEventBackend::CudaEventBackend;
   void* system_allocate(size_t bytes) override {
     DeviceGuard g(device_);
-    return null_when_out_of_memory("cudaMalloc", [&](void** p) { return cudaMalloc(p, bytes); });
+    auto malloc = [&](void** p) { return cudaMalloc(p, bytes); };
+    if (void* p = null_when_out_of_memory("cudaMalloc", malloc)) return p;
+    // the async pool (Scratch's temporaries) may hold memory cudaMalloc needs
+    cudaMemPool_t pool = nullptr;
+    STRATA_CUDA_CHECK(cudaDeviceGetMemPool(&pool, device_));
+    STRATA_CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
+    return null_when_out_of_memory("cudaMalloc", malloc);
   }
   void system_free(void* p) override {
     DeviceGuard g(device_);
