@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "elementwise_error.h"
 #include "kernels/backends.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/half.h"
@@ -88,14 +89,12 @@ struct DeviceBuffer {
 
 double tolerance(DType dt) { return dt == DType::f32 ? 2e-5 : dt == DType::f16 ? 4e-3 : 3e-2; }
 
-// max |got - want| / max(1, max |want|); NaN anywhere in got fails.
+// The op suites' rule (tests/support/elementwise_error.h): per element, relative
+// to the element plus the output's mean |value|. It replaced max|got - want| /
+// max(1, max|want|), under which the bf16 gradients at T = 257 and 300 were held
+// to 0.12 absolute while their median |dQ| is 0.012.
 double scaled_error(const std::vector<double>& got, const std::vector<double>& want) {
-  double m = 1, e = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    m = std::max(m, std::fabs(want[i]));
-    e = std::isfinite(got[i]) ? std::max(e, std::fabs(got[i] - want[i])) : INFINITY;
-  }
-  return e / m;
+  return testing::elementwise_error(got, want);
 }
 #endif
 

@@ -30,10 +30,12 @@ models::ModelSpec tiny() {
   return s;
 }
 
-// max |a - b| relative to max |b|
+// max |a - b| relative to max |b|; a NaN or infinity in a is an infinite error
+// (std::max(err, NaN) keeps err: a NaN would have passed)
 double rel_error(const std::vector<float>& a, const std::vector<float>& b) {
   double err = 0, scale = 0;
   for (size_t i = 0; i < b.size(); ++i) {
+    if (!std::isfinite(a[i])) return INFINITY;
     err = std::max(err, std::abs(double(a[i]) - b[i]));
     scale = std::max(scale, std::abs(double(b[i])));
   }

@@ -119,6 +119,17 @@ void expect_mixed_matches_f32(Op op, const OpCase& c, DType half) {
 
 }  // namespace
 
+// Two rows per channel: the normalised values are +-(1 - eps/(2 var)), so the
+// input gradient, (g - mean g - x_hat mean(g x_hat)) gamma / sigma, is the
+// difference of terms of about 1 that cancel to about 3e-4: a correct f32
+// kernel is off by its rounding of those terms (2.5e-7), 4e-4 of the result.
+// Measured against the terms' size instead (OpCase::error_scale).
+OpCase two_rows() {
+  OpCase c = bn("train-two-rows", {2, 3}, true);
+  c.error_scale = 1.0;
+  return c;
+}
+
 // x around 100 with a spread of 1: the statistics must not come from
 // sum x^2 - M mean^2, which cancels in f32 products (the CPU kernel sums
 // around a value of each channel). Half storage cannot hold the spread at 100.
@@ -134,10 +145,9 @@ STRATA_OP_CASES(batch_norm) {
   return {bn("train-2d", {8, 5}, true), bn_offset("train-offset-mean", {4, 3, 5, 6}),
           bn_offset("train-offset-mean-large", {8, 32, 12, 12}), bn("eval-2d", {8, 5}, false),
           bn("train-4d", {4, 3, 5, 6}, true), bn("eval-4d", {4, 3, 5, 6}, false),
-          bn("train-3d-odd", {3, 7, 11}, true, 0.3), bn("train-two-rows", {2, 3}, true),
-          bn("eval-empty-batch", {0, 3}, false), bn("train-large", {8, 32, 12, 12}, true),
-          bn("eval-large", {8, 32, 12, 12}, false), bn("train-large-2d", {400, 96}, true),
-          bn("train-4d-fp32-params", {4, 3, 5, 6}, true, 0.1, true),
+          bn("train-3d-odd", {3, 7, 11}, true, 0.3), two_rows(), bn("eval-empty-batch", {0, 3}, false),
+          bn("train-large", {8, 32, 12, 12}, true), bn("eval-large", {8, 32, 12, 12}, false),
+          bn("train-large-2d", {400, 96}, true), bn("train-4d-fp32-params", {4, 3, 5, 6}, true, 0.1, true),
           bn("eval-4d-fp32-params", {4, 3, 5, 6}, false, 0.1, true),
           bn("train-2d-fp32-params", {16, 7}, true, 0.2, true),
           bn("train-4d-relu", {4, 3, 5, 6}, true, 0.1, false, true),

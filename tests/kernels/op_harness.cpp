@@ -6,6 +6,7 @@
 #include <optional>
 #include <random>
 
+#include "elementwise_error.h"
 #include "kernels/half.h"
 #include "op_placement.h"
 
@@ -232,18 +233,8 @@ OpRun run_backend(BackendKind b, Op op, const OpAttrs& a, const OpInputs& in, DT
   return run(b, op, a, in, dt, grad_out);
 }
 
-double scaled_error(const std::vector<double>& x, const std::vector<double>& y) {
-  if (x.size() != y.size()) return INFINITY;
-  double m = 1.0, e = 0.0;
-  for (size_t i = 0; i < y.size(); ++i) {
-    if (!std::isfinite(x[i]) || !std::isfinite(y[i])) {
-      if (x[i] != y[i]) return INFINITY;  // NaN never equals, so an unwritten NaN always fails
-      continue;
-    }
-    m = std::max(m, std::fabs(y[i]));
-    e = std::max(e, std::fabs(x[i] - y[i]));
-  }
-  return e / m;
+double scaled_error(const std::vector<double>& x, const std::vector<double>& y, double floor_override) {
+  return elementwise_error(x, y, floor_override);
 }
 
 }  // namespace strata::testing

@@ -72,8 +72,9 @@ inline OpRun run_cpu(Op op, const OpAttrs& a, const OpInputs& in, DType dt,
   return run_backend(BackendKind::cpu, op, a, in, dt, grad_out);
 }
 
-// max |x - y| / max(1, max |y|); a NaN or infinity on either side that the
-// other does not match exactly is an infinite error.
-double scaled_error(const std::vector<double>& x, const std::vector<double>& y);
+// elementwise_error (tests/support/elementwise_error.h): max |x_i - y_i| /
+// (|y_i| + mean |y|); a NaN or infinity on either side that the other does not
+// match exactly is an infinite error.
+double scaled_error(const std::vector<double>& x, const std::vector<double>& y, double floor_override = 0);
 
 }  // namespace strata::testing

@@ -90,7 +90,7 @@ void expect_backend_matches_reference(const OpParam& p) {
     EXPECT_TRUE(out.sentinel_intact()) << info.name << " output " << o << " overran its buffer on " << where;
     bool integer = !is_floating(out.view.dtype);
     if (integer && p.dtype != DType::f32) continue;  // rounding to half can create ties
-    double err = scaled_error(out.to_double(), ref.outputs[o].to_double());
+    double err = scaled_error(out.to_double(), ref.outputs[o].to_double(), oc.error_scale);
     EXPECT_LE(err, integer ? 0.0 : tol)
         << info.name << " output " << o << " (" << oc.label << ") on " << where;
   }
@@ -100,7 +100,7 @@ void expect_backend_matches_reference(const OpParam& p) {
     EXPECT_TRUE(g.sentinel_intact()) << info.name << " grad of input " << i << " overran its buffer on "
                                      << where;
     auto gd = g.to_double();
-    double err = scaled_error(gd, ref.grad_inputs[i].to_double());
+    double err = scaled_error(gd, ref.grad_inputs[i].to_double(), oc.error_scale);
     EXPECT_LE(err, tol * 2) << info.name << " grad of input " << i << " (" << oc.label << ") on " << where;
     for (double v : gd) ASSERT_TRUE(std::isfinite(v)) << info.name << " non-finite gradient of input " << i;
   }

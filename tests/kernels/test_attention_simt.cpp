@@ -26,6 +26,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "elementwise_error.h"
 #include "kernels/backends.h"
 
 namespace sim {
@@ -182,13 +183,9 @@ T narrow(double v) {
     return __float2bfloat16_rn(static_cast<float>(v));
 }
 
+// the op suites' rule (tests/support/elementwise_error.h)
 double scaled_error(const std::vector<double>& got, const std::vector<double>& want) {
-  double m = 1, e = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    m = std::max(m, std::fabs(want[i]));
-    e = std::isfinite(got[i]) ? std::max(e, std::fabs(got[i] - want[i])) : INFINITY;
-  }
-  return e / m;
+  return strata::testing::elementwise_error(got, want);
 }
 
 struct Shape3 {
