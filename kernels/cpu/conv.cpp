@@ -7,13 +7,14 @@
 // no padding skips the unfolding: x[n] is already col. Backward, per block:
 // dW += dy[n][:, block] col^T (the unfold redone rather than stored) and
 // dcol = W^T dy[n][:, block] scattered back into dx[n] (col2im); db is a row sum
-// of dy. With at least as many images as threads, images are split over threads
-// (each GEMM serial, private col buffers, per-thread dW partials summed under a
-// lock); with fewer, images run in turn and each GEMM uses all threads.
+// of dy. With at least as many images as threads, images are split into one
+// range per thread (each GEMM serial, private col buffers, a dW partial per
+// range, summed in range order once all are done: a sum in the order threads
+// finish changed dW's bits from run to run at 3 or more threads, issue 27);
+// with fewer, images run in turn and each GEMM uses all threads.
 #include "kernels/cpu/conv.h"
 
 #include <algorithm>
-#include <mutex>
 #include <vector>
 
 #include "kernels/backends.h"
@@ -97,11 +98,20 @@ int64_t block_rows(const ConvGeom& g) {
   return std::clamp<int64_t>(kColBlockBytes / std::max<int64_t>(1, per_row), 1, std::max<int64_t>(1, g.ho));
 }
 
-// Runs fn(begin, end) over image ranges: split over threads when there are
-// enough images, otherwise one range (and multithreaded GEMMs inside).
+// The images cut into ranges: one per thread when there are enough images,
+// otherwise one range (and multithreaded GEMMs inside).
+struct ImageRanges {
+  int64_t n, count;
+  explicit ImageRanges(int64_t images)
+      : n(images), count(images >= num_threads() && !in_parallel() ? num_threads() : 1) {}
+  int64_t begin(int64_t r) const { return r * (n / count) + std::min(r, n % count); }
+  int64_t end(int64_t r) const { return begin(r + 1); }
+};
+
+// Runs fn(range, begin, end) for every range, in parallel.
 template <typename Fn>
-void over_images(int64_t n, Fn fn) {
-  parallel_for(n, n >= num_threads() ? 1 : n, fn);
+void over_images(const ImageRanges& ranges, Fn fn) {
+  parallel_run(ranges.count, [&](int64_t r) { fn(r, ranges.begin(r), ranges.end(r)); });
 }
 
 }  // namespace
@@ -116,7 +126,7 @@ void conv2d_im2col_forward(const OpAttrs& a, const TensorView* in, TensorView* o
   // over the output.
   const bool zero_bias = std::all_of(b, b + g.o, [](float v) { return v == 0.0f; });
   const float beta = zero_bias ? 0.0f : 1.0f;
-  over_images(g.n, [&](int64_t s, int64_t e) {
+  over_images(ImageRanges(g.n), [&](int64_t, int64_t s, int64_t e) {
     int64_t br = block_rows(g);
     std::vector<float> col(g.pointwise() ? 0 : static_cast<size_t>(g.rows() * br * g.wo));
     for (int64_t n = s; n < e; ++n) {
@@ -144,13 +154,14 @@ void conv2d_im2col_backward(const OpAttrs& a, const TensorView* in, const Tensor
   const float *x = F(in[0]), *w = F(in[1]), *dy = F(gout);
   int64_t wsize = g.o * g.rows();
   if (gin[1].defined()) std::fill(F(gin[1]), F(gin[1]) + wsize, 0.0f);
-  std::mutex dw_lock;
-  over_images(g.n, [&](int64_t s, int64_t e) {
-    bool whole = s == 0 && e == g.n;  // the only range: accumulate dW in place
+  // range 0 accumulates its dW in place, each other range into its own slot
+  const ImageRanges ranges(g.n);
+  std::vector<float> dw_parts(gin[1].defined() ? static_cast<size_t>((ranges.count - 1) * wsize)
+                                               : 0);  // zeroed
+  over_images(ranges, [&](int64_t r, int64_t s, int64_t e) {
     int64_t br = block_rows(g);
     std::vector<float> col(g.pointwise() ? 0 : static_cast<size_t>(g.rows() * br * g.wo));
-    std::vector<float> dw_part(gin[1].defined() && !whole ? static_cast<size_t>(wsize) : 0);  // zeroed
-    float* dw = !gin[1].defined() ? nullptr : whole ? F(gin[1]) : dw_part.data();
+    float* dw = !gin[1].defined() ? nullptr : r == 0 ? F(gin[1]) : dw_parts.data() + (r - 1) * wsize;
     for (int64_t n = s; n < e; ++n) {
       const float* xn = x + n * g.c * g.h * g.w;
       const float* dyn = dy + n * g.o * g.plane();
@@ -178,12 +189,16 @@ void conv2d_im2col_backward(const OpAttrs& a, const TensorView* in, const Tensor
         }
       }
     }
-    if (gin[1].defined() && !whole) {
-      std::lock_guard<std::mutex> lock(dw_lock);
-      float* dst = F(gin[1]);
-      for (int64_t i = 0; i < wsize; ++i) dst[i] += dw_part[static_cast<size_t>(i)];
-    }
   });
+  if (gin[1].defined() && ranges.count > 1) {  // dW = ((part 0 + part 1) + part 2) + ...
+    float* dw = F(gin[1]);
+    parallel_for(wsize, kElementwiseGrain / ranges.count, [&](int64_t s, int64_t e) {
+      for (int64_t r = 1; r < ranges.count; ++r) {
+        const float* part = dw_parts.data() + (r - 1) * wsize;
+        for (int64_t i = s; i < e; ++i) dw[i] += part[i];
+      }
+    });
+  }
   if (gin[2].defined()) {  // db[o] = sum over images and pixels of dy
     float* db = F(gin[2]);
     parallel_for(g.o, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, g.n * g.plane())),

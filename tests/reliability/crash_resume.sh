@@ -43,6 +43,7 @@ for t in $(seq "$TRIALS"); do
   at=$(logged_step "$R")
   wait_exit $job 120
   rc=$JOB_RC
+  kill_came_first "$W/ref" "$R" "trial $t"
   [ "$rc" -ne 0 ] || fail "trial $t: the job exited 0 after a rank was killed"
   left=$(rank_pids "$R")
   [ -z "$left" ] || fail "trial $t: ranks left running after the job ended: $left"

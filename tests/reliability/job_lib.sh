@@ -53,6 +53,19 @@ wait_exit() {
 # The strata-train processes of the run in RUN (not mpirun's own command line).
 rank_pids() { pgrep -f "^$BIN/strata-train .*--run-dir $1\$" || true; }
 
+# The name of RUN's newest step-*.h5 checkpoint (empty when it has none).
+newest_checkpoint() { ls "$1/checkpoints" 2>/dev/null | grep '^step-.*\.h5$' | sort | tail -1 || true; }
+
+# kill_came_first REF RUN WHAT: fails unless RUN, just killed, lacks REF's final
+# checkpoint; a kill after it would leave its resume nothing to do, and the
+# comparison of final weights would prove nothing.
+kill_came_first() {
+  local final
+  final=$(newest_checkpoint "$1")
+  [ -n "$final" ] || fail "$3: the uninterrupted job left no checkpoint"
+  [ ! -e "$2/checkpoints/$final" ] || fail "$3: the kill came after the final checkpoint $final"
+}
+
 # same_final_weights REF RUN: the newest checkpoints of both runs hold the same
 # step and byte-identical model and optimizer tensors; prints the step.
 same_final_weights() {
