@@ -18,6 +18,7 @@
 #include "distributed/cuda/nccl_communicator.h"
 #include "distributed/launch_env.h"
 #include "distributed/mpi_communicator.h"
+#include "nccl_test_comm.h"
 
 namespace strata::testing {
 
@@ -26,47 +27,12 @@ inline MpiCommunicator& world() {
   return c;
 }
 
-#if defined(STRATA_DDP_NCCL) && defined(STRATA_NCCL_SINGLE_RANK)
+#ifdef STRATA_DDP_NCCL
 inline constexpr Device kDevice = Device::cuda;
-// One rank over NCCL with no MPI at all (make_single_rank_nccl_communicator):
-// the suite as a GPU machine without an MPI runtime can run it.
+// NCCL (tests/support/nccl_test_comm.h: one GPU per local rank, or one rank
+// without MPI in test_ddp_nccl_single_rank), or null with the reason.
 inline Communicator* suite_comm(std::string& why) {
-  static std::unique_ptr<Communicator> c;
-  static std::string reason;
-  static bool tried = false;
-  if (!tried) {
-    tried = true;
-    NcclAvailability a = nccl_availability();
-    if (a.ok)
-      c = make_single_rank_nccl_communicator();
-    else
-      reason = a.reason;
-  }
-  why = reason;
-  return c.get();
-}
-#elif defined(STRATA_DDP_NCCL)
-inline constexpr Device kDevice = Device::cuda;
-// The NCCL communicator (one GPU per local rank), or null with the reason. Every
-// rank of a node sees the same devices, so all ranks skip alike.
-inline Communicator* suite_comm(std::string& why) {
-  static std::unique_ptr<Communicator> c;
-  static std::string reason;
-  static bool tried = false;
-  if (!tried) {
-    tried = true;
-    NcclAvailability a = nccl_availability();
-    LaunchEnv e = read_launch_env();
-    if (!a.ok)
-      reason = a.reason;
-    else if (a.device_count < e.local_size)
-      reason = std::to_string(e.local_size) + " local ranks need as many CUDA devices; " +
-               std::to_string(a.device_count) + " visible";
-    else
-      c = make_communicator("nccl", kDevice);
-  }
-  why = reason;
-  return c.get();
+  return nccl_test_comm(why, [] { return make_communicator("nccl", kDevice); });
 }
 #else
 inline constexpr Device kDevice = Device::cpu;

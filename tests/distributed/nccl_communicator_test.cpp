@@ -14,6 +14,7 @@
 #include "distributed/launch_env.h"
 #include "kernels/device_ops.h"
 #include "kernels/half.h"
+#include "nccl_test_comm.h"
 #ifdef STRATA_HAVE_CUDA
 #include <cuda_runtime.h>
 #endif
@@ -21,31 +22,10 @@
 namespace strata {
 namespace {
 
-// The communicator, or null with the reason to skip. Built with
-// STRATA_NCCL_SINGLE_RANK (test_nccl_single_rank): one rank, no MPI at all, host
-// buffers to a SingleProcessCommunicator instead of MPI.
+// The communicator, or null with the reason to skip (tests/support/nccl_test_comm.h;
+// test_nccl_single_rank: one rank, no MPI, host buffers to a SingleProcessCommunicator).
 Communicator* nccl_comm(std::string& why) {
-  static std::unique_ptr<Communicator> c;
-  static std::string reason;
-  static bool tried = false;
-  if (!tried) {
-    tried = true;
-    NcclAvailability a = nccl_availability();
-    LaunchEnv e = read_launch_env();
-    if (!a.ok) reason = a.reason;
-#ifdef STRATA_NCCL_SINGLE_RANK
-    else
-      c = make_single_rank_nccl_communicator();
-#else
-    else if (a.device_count < e.local_size)
-      reason = std::to_string(e.local_size) + " local ranks need as many CUDA devices; " +
-               std::to_string(a.device_count) + " visible";
-    else
-      c = make_communicator("nccl");
-#endif
-  }
-  why = reason;
-  return c.get();
+  return testing::nccl_test_comm(why, [] { return make_communicator("nccl"); });
 }
 
 #define NCCL_OR_SKIP(c)              \

@@ -89,13 +89,10 @@ struct DeviceBuffer {
 
 double tolerance(DType dt) { return dt == DType::f32 ? 2e-5 : dt == DType::f16 ? 4e-3 : 3e-2; }
 
-// The op suites' rule (tests/support/elementwise_error.h): per element, relative
-// to the element plus the output's mean |value|. It replaced max|got - want| /
-// max(1, max|want|), under which the bf16 gradients at T = 257 and 300 were held
-// to 0.12 absolute while their median |dQ| is 0.012.
-double scaled_error(const std::vector<double>& got, const std::vector<double>& want) {
-  return testing::elementwise_error(got, want);
-}
+// Compared by the op suites' rule (tests/support/elementwise_error.h): per
+// element, relative to the element plus the output's mean |value|. It replaced
+// max|got - want| / max(1, max|want|), under which the bf16 gradients at T = 257
+// and 300 were held to 0.12 absolute while their median |dQ| is 0.012.
 #endif
 
 struct Case {
@@ -153,14 +150,14 @@ TEST_P(CudaAttention, MatchesReference) {
   check(cudaDeviceSynchronize(), "sdpa kernels");
 
   double tol = tolerance(dt) * c.tol_scale;
-  EXPECT_LE(scaled_error(o.read(), o_ref), tol) << "output";
-  EXPECT_LE(scaled_error(lse.read(), lse_ref), tol) << "lse";
+  EXPECT_LE(testing::elementwise_error(o.read(), o_ref), tol) << "output";
+  EXPECT_LE(testing::elementwise_error(lse.read(), lse_ref), tol) << "lse";
   const DeviceBuffer* grads[3] = {&gq, &gk, &gv};
   const std::vector<double>* refs[3] = {&dq_ref, &dk_ref, &dv_ref};
   for (int i = 0; i < 3; ++i) {
     auto got = grads[i]->read();
     if (c.grads & (1u << i))
-      EXPECT_LE(scaled_error(got, *refs[i]), 2 * tol) << "grad of input " << i;
+      EXPECT_LE(testing::elementwise_error(got, *refs[i]), 2 * tol) << "grad of input " << i;
     else  // still the NaN it was filled with
       EXPECT_TRUE(std::all_of(got.begin(), got.end(), [](double x) { return std::isnan(x); }))
           << "grad of input " << i << " was written though not asked for";

@@ -183,11 +183,6 @@ T narrow(double v) {
     return __float2bfloat16_rn(static_cast<float>(v));
 }
 
-// the op suites' rule (tests/support/elementwise_error.h)
-double scaled_error(const std::vector<double>& got, const std::vector<double>& want) {
-  return strata::testing::elementwise_error(got, want);
-}
-
 struct Shape3 {
   int64_t t;
   int d, dv;
@@ -245,11 +240,11 @@ void run_case(Shape3 s, double tol) {
     for (size_t i = 0; i < x.size(); ++i) r[i] = sim::widen(x[i]);
     return r;
   };
-  EXPECT_LE(scaled_error(wide(o), o_ref), tol) << "output";
-  EXPECT_LE(scaled_error(wide(lse), lse_ref), tol) << "lse";
-  EXPECT_LE(scaled_error(wide(dq), dq_ref), 2 * tol) << "dQ";
-  EXPECT_LE(scaled_error(wide(dk), dk_ref), 2 * tol) << "dK";
-  EXPECT_LE(scaled_error(wide(dv), dv_ref), 2 * tol) << "dV";
+  EXPECT_LE(strata::testing::elementwise_error(wide(o), o_ref), tol) << "output";
+  EXPECT_LE(strata::testing::elementwise_error(wide(lse), lse_ref), tol) << "lse";
+  EXPECT_LE(strata::testing::elementwise_error(wide(dq), dq_ref), 2 * tol) << "dQ";
+  EXPECT_LE(strata::testing::elementwise_error(wide(dk), dk_ref), 2 * tol) << "dK";
+  EXPECT_LE(strata::testing::elementwise_error(wide(dv), dv_ref), 2 * tol) << "dV";
 }
 
 const Shape3 kShapes[] = {{1, 8, 8},      {37, 16, 16}, {6, 3, 5},    {67, 64, 64},

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "host_f32.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/parallel.h"
 
@@ -28,16 +29,6 @@ struct Case {
 struct ConvRun {
   std::vector<float> y, dx, dw, db;
 };
-
-std::vector<float> random_vec(int64_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (auto& x : v) x = u(rng);
-  return v;
-}
-
-TensorView view(std::vector<float>& v, Shape s) { return {v.data(), DType::f32, std::move(s)}; }
 
 class ConvInputs {
  public:

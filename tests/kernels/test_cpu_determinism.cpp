@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "host_f32.h"
 #include "kernels/backends.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/device_ops_backends.h"
@@ -26,16 +27,6 @@ namespace {
 
 constexpr int kThreadCounts[] = {1, 2, 3, 4, 6};
 constexpr int kRepeats = 40;
-
-std::vector<float> random_vec(int64_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (auto& x : v) x = u(rng);
-  return v;
-}
-
-TensorView view(std::vector<float>& v, Shape s) { return {v.data(), DType::f32, std::move(s)}; }
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;

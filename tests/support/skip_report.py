@@ -27,20 +27,21 @@ COLOUR = re.compile(r"(\[NON-XML-CHAR-0x1B\]|\x1b)\[[0-9;]*m")
 
 
 def reasons(output):
-    """The distinct reasons in a test's output, each with how many gtest tests gave it."""
+    """The distinct reasons in a test's output, each with the gtest tests that gave
+    it (a set: every MPI rank prints the same list)."""
     found = {}
     for line in output.splitlines():
         line = COLOUR.sub("", line).strip()
         m = MAIN.search(line)
         if m:
             why = re.sub(r"^SKIPPED:?\s*", "", m.group(2))
-            found[why] = found.get(why, 0) + 1
+            found.setdefault(why, set()).add(m.group(1))
             continue
         if "SKIPPED" in line and not GTEST_NAME.match(line):
             m = SCRIPT.search(line)
             if m and m.group(1) and m.group(1) not in found:
-                found[m.group(1)] = 0
-    return found or {"(no reason printed)": 0}
+                found[m.group(1)] = set()
+    return found or {"(no reason printed)": set()}
 
 
 def main():
@@ -61,7 +62,8 @@ def main():
     bad = 0
     print(f"[skips] {len(skipped)} test(s) skipped:")
     for path, name, why in skipped:
-        for r, n in why.items():
+        for r, tests in why.items():
+            n = len(tests)
             ok = next((w for p, w in allowed if p.search(r)), None)
             bad += ok is None
             verdict = f"allowed: {ok}" if ok else "NOT ALLOWED"
