@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "apps/command_line.h"
-#include "core/config/docs.h"
+#include "train/config/docs.h"
 
 int main(int argc, char** argv) {
   CLI::App app("Prints docs/configuration.md (every config key, its type, default and meaning) on stdout.",

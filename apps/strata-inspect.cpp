@@ -1,6 +1,6 @@
 // strata-inspect FILE [--json] [--same-as OTHER]: what is inside a checkpoint
 // or a shard, or whether two checkpoints hold the same state to the bit (see
-// docs/cli.md). Wiring only: core/checkpoint reads checkpoints,
+// docs/cli.md). Wiring only: train/checkpoint/checkpoint reads checkpoints,
 // data/shard_inspect reads shards; here both become one JSON value, printed
 // as it is (--json) or as text.
 #include <cstdio>
@@ -11,10 +11,10 @@
 
 #include "apps/command_line.h"
 #include "base/error.h"
-#include "core/checkpoint.h"
-#include "core/checkpoint_compare.h"
 #include "data/shard_crypt.h"
 #include "data/shard_inspect.h"
+#include "train/checkpoint/checkpoint.h"
+#include "train/checkpoint/checkpoint_compare.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

@@ -10,9 +10,9 @@
 
 #include "apps/command_line.h"
 #include "base/error.h"
-#include "core/logging/progress_bar.h"
 #include "data/packer.h"
 #include "data/token_packer.h"
+#include "train/logging/progress_bar.h"
 
 namespace {
 

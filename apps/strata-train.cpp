@@ -1,6 +1,6 @@
 // strata-train --config FILE [--run-dir DIR] [--dry-run | --print-config] [key=value ...]
 // Wiring only: config -> communicator, loaders, model, Trainer. The loop lives in
-// core/trainer; see docs/configuration.md for every key.
+// train/trainer; see docs/configuration.md for every key.
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,11 +16,7 @@
 #include "apps/command_line.h"
 #include "base/error.h"
 #include "core/batch_memory.h"
-#include "core/config/load.h"
-#include "core/config/to_yaml.h"
 #include "core/random.h"
-#include "core/trainer/config_checks.h"
-#include "core/trainer/trainer.h"
 #include "data/data_key.h"
 #include "data/loader.h"
 #include "data/s3_endpoint.h"
@@ -30,6 +26,10 @@
 #include "distributed/launch_env.h"
 #include "kernels/cuda/runtime.h"
 #include "models/registry.h"
+#include "train/config/load.h"
+#include "train/config/to_yaml.h"
+#include "train/trainer/config_checks.h"
+#include "train/trainer/trainer.h"
 
 namespace fs = std::filesystem;
 using namespace strata;

@@ -26,13 +26,13 @@
 #include "bench_args.h"
 #include "core/autograd.h"
 #include "core/ops.h"
-#include "core/optim/sgd.h"
-#include "core/trainer/grad_sync.h"
 #include "distributed/data_parallel.h"
 #include "distributed/mpi_communicator.h"
 #include "kernels/parallel.h"
 #include "models/registry.h"
+#include "nn/optim/sgd.h"
 #include "registry.h"
+#include "train/trainer/grad_sync.h"
 
 namespace {
 

@@ -12,12 +12,12 @@
 
 #include "bench_args.h"
 #include "core/ops.h"
-#include "core/optim/sgd.h"
 #include "core/precision.h"
 #include "core/random.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/device_ops.h"
 #include "models/registry.h"
+#include "nn/optim/sgd.h"
 #include "registry.h"
 
 namespace strata::bench {

@@ -15,15 +15,15 @@
 
 #include "bench_args.h"
 #include "core/autograd.h"
-#include "core/config/load.h"
 #include "core/ops.h"
-#include "core/optim/make_optimizer.h"
 #include "core/precision.h"
 #include "core/random.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/device_ops.h"
 #include "models/registry.h"
 #include "registry.h"
+#include "train/config/load.h"
+#include "train/make_optimizer.h"
 
 namespace strata::bench {
 namespace {

@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "core/communicator.h"
-#include "core/config/train_config.h"
 #include "core/module.h"
-#include "core/trainer/grad_sync.h"
+#include "train/config/train_config.h"
+#include "train/trainer/grad_sync.h"
 
 namespace strata {
 

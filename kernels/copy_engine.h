@@ -1,6 +1,6 @@
 // CopyEngine: host-to-device copies on a stream of their own, and the fences
 // that order them against the compute stream without the host waiting. The
-// trainer's DeviceFeeder (core/trainer/device_feeder.h) double-buffers batches
+// trainer's DeviceFeeder (train/trainer/device_feeder.h) double-buffers batches
 // through it: copy batch k+1 while the device computes on batch k, make compute
 // wait on the copy's fence, and hand a host buffer back to the loader only once
 // the fence of its copy has passed (a page-locked source is read by the DMA

@@ -1,5 +1,5 @@
 // A checkpoint's model tensors (parameters and persistent buffers, by their
-// PyTorch-style dotted names) as a safetensors file (core/safetensors.h), for
+// PyTorch-style dotted names) as a safetensors file (train/checkpoint/safetensors.h), for
 // loading into PyTorch or Hugging Face code. Tied weights are one tensor in a
 // checkpoint (the GPT head is wte), so they are written once, as PyTorch's own
 // save_file requires. strata-export is this plus option parsing.
@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
-#include "core/checkpoint.h"
-#include "core/safetensors.h"
+#include "train/checkpoint/checkpoint.h"
+#include "train/checkpoint/safetensors.h"
 
 namespace strata::models {
 

@@ -4,8 +4,8 @@
 
 #include "base/error.h"
 #include "core/autograd.h"
-#include "core/checkpoint_rotation.h"
-#include "core/config/load.h"
+#include "train/checkpoint/checkpoint_rotation.h"
+#include "train/config/load.h"
 
 namespace strata::models {
 namespace fs = std::filesystem;

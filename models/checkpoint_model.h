@@ -7,10 +7,10 @@
 #include <memory>
 #include <vector>
 
-#include "core/checkpoint.h"
-#include "core/config/train_config.h"
 #include "core/module.h"
 #include "models/registry.h"
+#include "train/checkpoint/checkpoint.h"
+#include "train/config/train_config.h"
 
 namespace strata::models {
 

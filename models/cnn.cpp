@@ -3,9 +3,9 @@
 // Input (N, C, H, W); for Fashion-MNIST (N, 1, 28, 28) with channels [32, 64]
 // the feature map is (N, 64, 7, 7).
 #include "base/error.h"
-#include "core/modules/modules.h"
 #include "core/random.h"
 #include "models/registry.h"
+#include "nn/modules/modules.h"
 
 namespace strata::models {
 namespace {

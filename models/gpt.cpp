@@ -11,11 +11,11 @@
 
 #include "base/error.h"
 #include "core/init.h"
-#include "core/modules/modules.h"
 #include "core/ops.h"
 #include "core/precision.h"
 #include "core/random.h"
 #include "models/registry.h"
+#include "nn/modules/modules.h"
 
 namespace strata::models {
 namespace {

@@ -1,8 +1,8 @@
 // MLP: flatten, then Linear-ReLU(-Dropout) per hidden width, then a Linear head.
 #include "base/error.h"
-#include "core/modules/modules.h"
 #include "core/random.h"
 #include "models/registry.h"
+#include "nn/modules/modules.h"
 
 namespace strata::models {
 namespace {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/config/train_config.h"
 #include "core/module.h"
+#include "train/config/train_config.h"
 
 namespace strata::models {
 
@@ -32,7 +32,7 @@ using FlopsCounter = std::function<double(const ModelSpec&)>;
 struct ModelEntry {
   ModelBuilder build;
   FlopsCounter train_flops;
-  // The task that trains it (core/trainer/task.h): "classification" or "causal_lm".
+  // The task that trains it (train/trainer/task.h): "classification" or "causal_lm".
   std::string task = "classification";
 };
 

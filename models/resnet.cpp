@@ -5,9 +5,9 @@
 #include <cmath>
 
 #include "base/error.h"
-#include "core/modules/modules.h"
 #include "core/ops.h"
 #include "models/registry.h"
+#include "nn/modules/modules.h"
 
 namespace strata::models {
 

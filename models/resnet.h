@@ -8,10 +8,10 @@
 #include <memory>
 
 #include "core/module.h"
-#include "core/modules/conv.h"
-#include "core/modules/norm.h"
-#include "core/modules/sequential.h"
 #include "core/random.h"
+#include "nn/modules/conv.h"
+#include "nn/modules/norm.h"
+#include "nn/modules/sequential.h"
 
 namespace strata::models {
 

@@ -31,14 +31,21 @@ stage() { echo "[test] $* ($(( $(date +%s) - t0 )) s since the start)"; }
 # a venv; strace: the secrets test records every write. libdnnl-dev: the suite
 # builds the CPU conv2d through oneDNN (STRATA_DNNL=AUTO), test_conv_dnnl runs it.
 # python3-yaml: bench_peer_schedule_test reads strata's configs. clang,
-# libclang-rt-dev (libFuzzer) and ninja-build: scripts/fuzz.sh.
+# libclang-rt-dev (libFuzzer) and ninja-build: scripts/fuzz.sh. clang-format:
+# the format check below (Debian's version, so that every machine formats alike).
 TEST_PACKAGES=(
   ceph-mon ceph-osd radosgw ceph-common curl uuid-runtime procps
   dataset-fashion-mnist bible-kjv hdf5-tools python3-h5py iproute2
   stunnel4 openssl python3-venv strace libdnnl-dev python3-yaml
-  clang libclang-rt-dev ninja-build
+  clang libclang-rt-dev ninja-build clang-format
 )
 scripts/apt-install.sh test "${TEST_PACKAGES[@]}"
+
+# Every C++ and CUDA source as .clang-format says, before anything builds: a
+# reformatting never hides inside a change, and the failure names each file.
+stage "format: clang-format --dry-run -Werror over the tracked sources"
+git ls-files -z '*.h' '*.cpp' '*.cu' '*.cuh' | xargs -0 clang-format --dry-run -Werror
+
 scripts/setup.sh
 
 # Tests run TEST_JOBS at a time: most of the suite's time is spent waiting on other

@@ -146,7 +146,7 @@ def build(cfg, in_shape):
 
 
 def no_decay_names(model):
-    """What strata's optimizer.decay_groups exempts (core/optim/param_groups.cpp):
+    """What strata's optimizer.decay_groups exempts (nn/optim/param_groups.cpp):
     the parameters of Embedding, LayerNorm and BatchNorm modules, and every bias."""
     out = set()
     for mod_name, mod in model.named_modules():

@@ -1,4 +1,4 @@
-"""strata's learning-rate schedules (core/schedule) as plain Python, for the
+"""strata's learning-rate schedules (nn/schedule) as plain Python, for the
 PyTorch peer (through LambdaLR) and for tests/bench/peer_schedule_test.py, which
 checks them against the lr strata-train logs at every step: cosine and linear
 after strata's linear warmup, onecycle without momentum cycling (strata cycles
@@ -11,7 +11,7 @@ def _warmup_factor(step, warmup, start):
 
 
 def lr_at(cfg, total_steps):
-    """lr(step) of strata's schedule spanning `total_steps` (core/schedule)."""
+    """lr(step) of strata's schedule spanning `total_steps` (nn/schedule)."""
     s, base = cfg["schedule"], cfg["optimizer"]["lr"]
     total = s["total_steps"] if s["total_steps"] > 0 else total_steps
     warm, start, min_lr = s["warmup_steps"], s["warmup_start_factor"], s["min_lr"]

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "core/config/config.h"
+#include "train/config/config.h"
 
 namespace strata {
 namespace {

@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/config/config.h"
 #include "source_dir.h"
+#include "train/config/config.h"
 
 namespace strata {
 namespace {

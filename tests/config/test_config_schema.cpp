@@ -7,8 +7,8 @@
 #include <set>
 #include <sstream>
 
-#include "core/config/config.h"
 #include "source_dir.h"
+#include "train/config/config.h"
 
 namespace strata {
 namespace {
@@ -94,8 +94,8 @@ TEST(ConfigDocs, CommittedFileMatchesTheSchema) {
   int line = 1;
   while (std::getline(a, la) && std::getline(b, lb) && la == lb) ++line;
   EXPECT_TRUE(committed == generated)
-      << "docs/configuration.md is out of date with core/config/schema.cpp (first difference at line " << line
-      << ":\n  committed: " << la << "\n  generated: " << lb << ")\nRegenerate it with\n"
+      << "docs/configuration.md is out of date with train/config/schema.cpp (first difference at line "
+      << line << ":\n  committed: " << la << "\n  generated: " << lb << ")\nRegenerate it with\n"
       << "  cmake --build <build> --target strata-config-docs && <build>/bin/strata-config-docs > "
          "docs/configuration.md";
 }

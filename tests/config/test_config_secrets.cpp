@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "core/config/config.h"
-#include "core/config/secret_values.h"
+#include "train/config/config.h"
+#include "train/config/secret_values.h"
 
 namespace strata {
 namespace {

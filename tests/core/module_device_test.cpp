@@ -6,11 +6,11 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
-#include "core/modules/modules.h"
 #include "core/ops.h"
-#include "core/optim/sgd.h"
 #include "core/random.h"
 #include "kernels/cuda/runtime.h"
+#include "nn/modules/modules.h"
+#include "nn/optim/sgd.h"
 
 using namespace strata;
 

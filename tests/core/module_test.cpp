@@ -10,10 +10,10 @@
 #include "base/error.h"
 #include "core/autograd.h"
 #include "core/init.h"
-#include "core/modules/modules.h"
 #include "core/ops.h"
 #include "core/precision.h"
 #include "kernels/parallel.h"
+#include "nn/modules/modules.h"
 
 using namespace strata;
 

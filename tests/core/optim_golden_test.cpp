@@ -12,9 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
-#include "core/optim/adamw.h"
-#include "core/optim/sgd.h"
 #include "core/random.h"
+#include "nn/optim/adamw.h"
+#include "nn/optim/sgd.h"
 
 using namespace strata;
 using json = nlohmann::json;

@@ -8,9 +8,9 @@
 #include <cstring>
 #include <vector>
 
-#include "core/optim/adamw.h"
-#include "core/optim/sgd.h"
 #include "core/random.h"
+#include "nn/optim/adamw.h"
+#include "nn/optim/sgd.h"
 
 using namespace strata;
 

@@ -5,10 +5,10 @@
 #include <cmath>
 
 #include "core/autograd.h"
-#include "core/modules/modules.h"
 #include "core/ops.h"
-#include "core/optim/adamw.h"
-#include "core/optim/sgd.h"
+#include "nn/modules/modules.h"
+#include "nn/optim/adamw.h"
+#include "nn/optim/sgd.h"
 
 using namespace strata;
 

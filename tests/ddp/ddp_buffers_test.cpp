@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "../trainer/trainer_fixture.h"
-#include "core/trainer/trainer.h"
 #include "ddp_test.h"
 #include "distributed/data_parallel.h"
+#include "train/trainer/trainer.h"
 
 namespace strata::testing {
 namespace {

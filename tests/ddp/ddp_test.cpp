@@ -12,11 +12,11 @@
 #include "../trainer/trainer_fixture.h"
 #include "base/error.h"
 #include "core/autograd.h"
-#include "core/modules/linear.h"
 #include "core/ops.h"
 #include "core/random.h"
-#include "core/trainer/trainer.h"
 #include "distributed/data_parallel.h"
+#include "nn/modules/linear.h"
+#include "train/trainer/trainer.h"
 
 namespace strata::testing {
 namespace {

@@ -14,13 +14,13 @@
 #include <thread>
 
 #include "../trainer/trainer_fixture.h"
-#include "core/trainer/trainer.h"
 #include "data/file_source.h"
 #include "data/loader.h"
 #include "data/manifest.h"
 #include "data/shard.h"
 #include "ddp_test.h"
 #include "distributed/data_parallel.h"
+#include "train/trainer/trainer.h"
 
 namespace strata::testing {
 namespace {

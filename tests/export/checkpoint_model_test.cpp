@@ -7,11 +7,11 @@
 
 #include "base/error.h"
 #include "core/autograd.h"
-#include "core/config/load.h"
 #include "core/random.h"
-#include "core/safetensors.h"
 #include "models/checkpoint_export.h"
 #include "tests/export/tiny_gpt.h"
+#include "train/checkpoint/safetensors.h"
+#include "train/config/load.h"
 
 using namespace strata;
 namespace fs = std::filesystem;

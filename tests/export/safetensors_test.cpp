@@ -1,7 +1,7 @@
 // The safetensors writer and reader: exact round trips, the byte layout the
 // format prescribes (checked on the raw bytes, not through the reader), dtype
 // conversion, and rejection of damaged files and bad input.
-#include "core/safetensors.h"
+#include "train/checkpoint/safetensors.h"
 
 #include <gtest/gtest.h>
 

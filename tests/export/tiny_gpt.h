@@ -1,6 +1,6 @@
 // A checkpoint of a small model, written as the trainer writes one: the model's
 // parameters and buffers as FP32 /model tensors, /trainer/step, and the run's
-// config as resolved YAML (core/config/to_yaml.h).
+// config as resolved YAML (train/config/to_yaml.h).
 #pragma once
 #include <unistd.h>
 
@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "core/checkpoint.h"
-#include "core/config/to_yaml.h"
-#include "core/config/train_config.h"
 #include "core/module.h"
 #include "core/random.h"
 #include "models/registry.h"
+#include "train/checkpoint/checkpoint.h"
+#include "train/config/to_yaml.h"
+#include "train/config/train_config.h"
 
 namespace strata::test_ckpt {
 

@@ -13,11 +13,11 @@
 
 #include "base/error.h"
 #include "core/batch_memory.h"
-#include "core/trainer/batch_tensors.h"
-#include "core/trainer/device_feeder.h"
 #include "device_buffer.h"
 #include "kernels/copy_engine.h"
 #include "kernels/cuda/runtime.h"
+#include "train/trainer/batch_tensors.h"
+#include "train/trainer/device_feeder.h"
 
 namespace strata {
 namespace {

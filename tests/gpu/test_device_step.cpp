@@ -11,9 +11,9 @@
 
 #include "core/communicator.h"
 #include "core/random.h"
-#include "core/trainer/trainer.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/metric_ops.h"
+#include "train/trainer/trainer.h"
 #include "trainer_fixture.h"
 
 namespace strata::testing {

@@ -8,10 +8,10 @@
 #include <cmath>
 #include <string>
 
-#include "core/logging/nvml_sampler.h"
 #include "kernels/allocator.h"
 #include "kernels/cuda/pci_bus_id.h"
 #include "kernels/cuda/runtime.h"
+#include "train/logging/nvml_sampler.h"
 
 #if STRATA_HAVE_CUDA
 #include <cuda_runtime.h>

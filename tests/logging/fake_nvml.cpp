@@ -1,6 +1,6 @@
 // A stand-in for the NVIDIA driver's libnvidia-ml.so.1, for tests only: no
 // machine of the test suite has a GPU or the driver, so this library exports
-// the NVML functions core/logging/nvml_sampler.cpp loads, with the same C
+// the NVML functions train/logging/nvml_sampler.cpp loads, with the same C
 // signatures, and answers with fixed figures the tests check against. It is
 // loaded through STRATA_NVML_LIBRARY exactly as the real one would be.
 //

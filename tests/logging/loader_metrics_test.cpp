@@ -10,10 +10,10 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "core/trainer/trainer.h"
 #include "data/loader.h"
 #include "data/packer.h"
 #include "models/registry.h"
+#include "train/trainer/trainer.h"
 
 namespace {
 namespace fs = std::filesystem;

@@ -3,7 +3,7 @@
 // reads, the device it picks, the reasons it gives when NVML is missing; then
 // a real Trainer run on the CPU with the sampler given, whose metrics.jsonl
 // "gpu" rows, TensorBoard tags and summary.json "gpu" block must carry them.
-#include "core/logging/nvml_sampler.h"
+#include "train/logging/nvml_sampler.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "core/communicator.h"
-#include "core/trainer/trainer.h"
 #include "tests/trainer/trainer_fixture.h"
+#include "train/trainer/trainer.h"
 
 namespace strata::testing {
 namespace {

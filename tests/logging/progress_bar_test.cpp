@@ -1,5 +1,5 @@
 // ConsoleBars on a pretend terminal and on a pipe, read back byte for byte.
-#include "core/logging/progress_bar.h"
+#include "train/logging/progress_bar.h"
 
 #include <gtest/gtest.h>
 

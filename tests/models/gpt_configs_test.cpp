@@ -10,13 +10,13 @@
 #include <fstream>
 
 #include "core/communicator.h"
-#include "core/config/load.h"
 #include "core/ops.h"
 #include "core/random.h"
-#include "core/trainer/trainer.h"
 #include "data/token_loader.h"
 #include "data/token_packer.h"
 #include "models/registry.h"
+#include "train/config/load.h"
+#include "train/trainer/trainer.h"
 
 using namespace strata;
 namespace fs = std::filesystem;

@@ -1,6 +1,6 @@
 // Weight-decay parameter groups on the GPT, and AdamW taking groups: a grouped
 // step equals separate AdamW instances with each group's weight decay.
-#include "core/optim/param_groups.h"
+#include "nn/optim/param_groups.h"
 
 #include <gtest/gtest.h>
 
@@ -8,8 +8,8 @@
 
 #include "base/error.h"
 #include "core/ops.h"
-#include "core/optim/adamw.h"
 #include "models/registry.h"
+#include "nn/optim/adamw.h"
 
 using namespace strata;
 

@@ -10,10 +10,10 @@
 #include <map>
 
 #include "base/error.h"
-#include "core/config/load.h"
 #include "core/ops.h"
-#include "core/optim/sgd.h"
 #include "models/registry.h"
+#include "nn/optim/sgd.h"
+#include "train/config/load.h"
 
 using namespace strata;
 

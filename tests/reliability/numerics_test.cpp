@@ -10,11 +10,11 @@
 #include <string>
 
 #include "base/error.h"
-#include "core/checkpoint.h"
-#include "core/checkpoint_rotation.h"
 #include "core/communicator.h"
-#include "core/trainer/trainer.h"
 #include "tests/trainer/trainer_fixture.h"
+#include "train/checkpoint/checkpoint.h"
+#include "train/checkpoint/checkpoint_rotation.h"
+#include "train/trainer/trainer.h"
 
 namespace strata {
 namespace {

@@ -1,6 +1,6 @@
 // A run directory is owned by one run: a second is refused with the holder's
 // pid, and the lock of a run killed with SIGKILL is taken over by the next.
-#include "core/trainer/run_dir_lock.h"
+#include "train/trainer/run_dir_lock.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -12,9 +12,9 @@
 #include <sstream>
 
 #include "base/error.h"
-#include "core/checkpoint.h"
 #include "core/communicator.h"
-#include "core/trainer/trainer.h"
+#include "train/checkpoint/checkpoint.h"
+#include "train/trainer/trainer.h"
 #include "trainer_fixture.h"
 
 namespace strata::testing {

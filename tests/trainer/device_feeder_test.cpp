@@ -6,7 +6,7 @@
 // after its copy, in order; an error of the source's next() reaches the caller
 // at the batch it failed on, with the position of the last batch handed out;
 // and on the CPU the feeder hands the source's batch through as it is.
-#include "core/trainer/device_feeder.h"
+#include "train/trainer/device_feeder.h"
 
 #include <gtest/gtest.h>
 

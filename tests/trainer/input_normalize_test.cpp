@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "base/error.h"
-#include "core/trainer/batch_tensors.h"
 #include "data/transforms.h"
 #include "kernels/device_ops.h"
+#include "train/trainer/batch_tensors.h"
 
 namespace strata {
 namespace {

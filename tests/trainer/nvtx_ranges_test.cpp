@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/communicator.h"
-#include "core/trainer/trainer.h"
+#include "train/trainer/trainer.h"
 #include "trainer_fixture.h"
 
 namespace strata::testing {

@@ -1,7 +1,7 @@
-// TaskSums (core/trainer/task_sums.h) on the CPU: host and device parts add up,
+// TaskSums (train/trainer/task_sums.h) on the CPU: host and device parts add up,
 // a read happens only when the device part changed, and assign() resumes a sum
 // so that later adds give the bits an uninterrupted run gives.
-#include "core/trainer/task_sums.h"
+#include "train/trainer/task_sums.h"
 
 #include <gtest/gtest.h>
 

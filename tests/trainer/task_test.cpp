@@ -1,7 +1,7 @@
 // The trainer's tasks: the causal-LM task's loss and metrics against a direct
 // computation, a GPT trained end to end through Trainer on a learnable token
 // stream (with exact mid-epoch resume), and monitors checked against the task.
-#include "core/trainer/task.h"
+#include "train/trainer/task.h"
 
 #include <gtest/gtest.h>
 
@@ -11,12 +11,12 @@
 
 #include "base/error.h"
 #include "core/autograd.h"
-#include "core/checkpoint.h"
 #include "core/communicator.h"
-#include "core/config/load.h"
 #include "core/ops.h"
-#include "core/trainer/trainer.h"
 #include "models/registry.h"
+#include "train/checkpoint/checkpoint.h"
+#include "train/config/load.h"
+#include "train/trainer/trainer.h"
 #include "trainer_fixture.h"
 
 namespace strata::testing {

@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/communicator.h"
-#include "core/trainer/stop_signal.h"
-#include "core/trainer/trainer.h"
+#include "train/trainer/stop_signal.h"
+#include "train/trainer/trainer.h"
 #include "trainer_fixture.h"
 
 namespace strata::testing {

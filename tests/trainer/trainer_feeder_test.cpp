@@ -10,8 +10,8 @@
 #include <cstring>
 
 #include "core/communicator.h"
-#include "core/trainer/stop_signal.h"
-#include "core/trainer/trainer.h"
+#include "train/trainer/stop_signal.h"
+#include "train/trainer/trainer.h"
 #include "trainer_fixture.h"
 
 namespace strata::testing {

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "core/config/train_config.h"
 #include "core/module.h"
-#include "core/trainer/memory_source.h"
 #include "models/registry.h"
+#include "train/config/train_config.h"
+#include "train/trainer/memory_source.h"
 
 namespace strata::testing {
 

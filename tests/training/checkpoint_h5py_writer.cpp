@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "core/checkpoint.h"
 #include "core/random.h"
+#include "train/checkpoint/checkpoint.h"
 
 using namespace strata;
 

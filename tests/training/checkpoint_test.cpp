@@ -1,6 +1,6 @@
 // Checkpoints: bit-exact round trip, clear errors for truncated, foreign and
 // ill-typed files, atomic save, auto-resume ignoring temp files, rotation.
-#include "core/checkpoint.h"
+#include "train/checkpoint/checkpoint.h"
 
 #include <gtest/gtest.h>
 #include <hdf5.h>
@@ -15,8 +15,8 @@
 #include <set>
 
 #include "base/error.h"
-#include "core/checkpoint_rotation.h"
 #include "core/random.h"
+#include "train/checkpoint/checkpoint_rotation.h"
 
 using namespace strata;
 namespace fs = std::filesystem;

@@ -1,5 +1,5 @@
 // Early stopping: min/max modes, min_delta, patience, state round trip.
-#include "core/early_stopping.h"
+#include "train/early_stopping.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Global-norm gradient clipping against a hand computation.
-#include "core/grad_clip.h"
+#include "nn/grad_clip.h"
 
 #include <gtest/gtest.h>
 

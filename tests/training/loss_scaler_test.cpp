@@ -1,6 +1,6 @@
 // LossScaler: GradScaler semantics (skip and back off on inf/NaN, grow after
 // growth_interval clean steps), exact unscaling, disabled mode, state round trip.
-#include "core/loss_scaler.h"
+#include "nn/loss_scaler.h"
 
 #include <gtest/gtest.h>
 

@@ -6,11 +6,11 @@
 #include <numbers>
 
 #include "base/error.h"
-#include "core/schedule/make_schedule.h"
-#include "core/schedule/one_cycle.h"
-#include "core/schedule/plateau.h"
-#include "core/schedule/step_schedules.h"
-#include "core/schedule/warmup.h"
+#include "nn/schedule/one_cycle.h"
+#include "nn/schedule/plateau.h"
+#include "nn/schedule/step_schedules.h"
+#include "nn/schedule/warmup.h"
+#include "train/make_schedule.h"
 
 using namespace strata;
 

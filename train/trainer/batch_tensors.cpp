@@ -1,0 +1,81 @@
+#include "train/trainer/batch_tensors.h"
+
+#include <cstring>
+
+#include "base/error.h"
+#include "kernels/device_ops.h"
+
+namespace strata {
+namespace {
+
+void normalize(const TensorView& src, const Tensor& dst, const InputNormalization& norm,
+               const std::string& field) {
+  if (norm.mean.size() != norm.std.size())
+    throw ConfigError("input normalisation of field '" + field + "': " + std::to_string(norm.mean.size()) +
+                      " means and " + std::to_string(norm.std.size()) + " stds");
+  dev::normalize_u8(src, dst.view(), norm.mean.data(), norm.std.data(), norm.mean.size());
+}
+
+// Labels of a fed batch, on its device: i64 as they are, other integers converted there.
+Tensor device_labels(const Tensor& y, int64_t n, const std::string& field) {
+  if (y.dtype() == DType::i64) return y.view_as_shape({n});
+  if (y.dtype() != DType::i32 && y.dtype() != DType::u8)
+    throw Error("batch field '" + field + "': dtype " + dtype_name(y.dtype()) +
+                " is not an integer label type");
+  Tensor l = Tensor::empty({n}, DType::i64, y.device());
+  dev::convert(y.view(), l.view());
+  return l;
+}
+
+}  // namespace
+
+BatchTensors batch_to_tensors(const FedBatch& fb, const std::string& input_field,
+                              const std::string& label_field, const std::vector<int64_t>& sample_shape,
+                              const InputNormalization& norm) {
+  const HostBatch& b = *fb.host;
+  const HostArray& x = b.field(input_field);
+  const HostArray& y = b.field(label_field);
+  int64_t n = x.shape.empty() ? 0 : x.shape[0];
+  Shape shape{n};
+  shape.insert(shape.end(), sample_shape.begin(), sample_shape.end());
+  if (shape_numel(shape) != x.numel())
+    throw ShapeError("batch field '" + input_field + "' has shape " + shape_str(x.shape) +
+                     ", which does not fit the model's sample shape " + shape_str(sample_shape));
+  if (x.dtype != "f32" && x.dtype != "u8")
+    throw Error("batch field '" + input_field + "': dtype " + x.dtype +
+                " is not supported as model input (f32, u8)");
+  if (y.numel() != n)
+    throw ShapeError("batch field '" + label_field + "' has " + std::to_string(y.numel()) + " labels for " +
+                     std::to_string(n) + " samples");
+  BatchTensors t;
+  if (const Tensor* dx = fb.device_field(input_field)) {
+    const Tensor in = dx->view_as_shape(shape);
+    if (x.dtype == "f32") {
+      t.input = in;
+    } else {
+      t.input = Tensor::empty(shape, DType::f32, in.device());
+      normalize(in.view(), t.input, norm, input_field);
+    }
+    t.labels = device_labels(*fb.device_field(label_field), n, label_field);
+    return t;
+  }
+  t.input = Tensor::empty(shape, DType::f32);
+  if (x.dtype == "f32")
+    std::memcpy(t.input.data<float>(), x.bytes.data(), static_cast<size_t>(x.numel()) * 4);
+  else
+    normalize(TensorView{const_cast<std::byte*>(x.bytes.data()), DType::u8, shape, Device::cpu}, t.input,
+              norm, input_field);
+  t.labels = Tensor::empty({n}, DType::i64);
+  int64_t* l = t.labels.data<int64_t>();
+  if (y.dtype == "i64")
+    std::memcpy(l, y.bytes.data(), static_cast<size_t>(n) * 8);
+  else if (y.dtype == "i32")
+    for (int64_t i = 0; i < n; ++i) l[i] = y.as<int32_t>()[i];
+  else if (y.dtype == "u8")
+    for (int64_t i = 0; i < n; ++i) l[i] = y.as<uint8_t>()[i];
+  else
+    throw Error("batch field '" + label_field + "': dtype " + y.dtype + " is not an integer label type");
+  return t;
+}
+
+}  // namespace strata

@@ -1,0 +1,33 @@
+// Batch -> tensors the model takes: the input field reshaped to
+// (B, *sample_shape) as f32, labels as i64. An f32 input is taken as it is
+// (the loader normalised it); a u8 input is normalised here, exactly once, by
+// the device op normalize_u8 on the device the batch is on: x/255, then
+// (x - mean[c]) / std[c] with `norm`. A batch the DeviceFeeder copied to a
+// device gives tensors there (no copy of an f32 input or i64 labels); a host
+// batch gives host tensors.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "train/trainer/fed_batch.h"
+
+namespace strata {
+
+struct BatchTensors {
+  Tensor input;   // (B, *sample_shape)
+  Tensor labels;  // (B) i64
+};
+
+// How u8 input pixels are scaled: one entry for every channel, or one per
+// channel (the sample's first dimension).
+struct InputNormalization {
+  std::vector<float> mean{0.0f};
+  std::vector<float> std{1.0f};
+};
+
+BatchTensors batch_to_tensors(const FedBatch& b, const std::string& input_field,
+                              const std::string& label_field, const std::vector<int64_t>& sample_shape,
+                              const InputNormalization& norm = {});
+
+}  // namespace strata

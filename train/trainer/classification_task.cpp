@@ -1,0 +1,61 @@
+#include "train/trainer/classification_task.h"
+
+#include "core/autograd.h"
+#include "core/ops.h"
+#include "kernels/trace_range.h"
+#include "train/trainer/batch_tensors.h"
+
+namespace strata {
+namespace {
+
+// sum_names() positions
+constexpr size_t kLossSum = 0, kTop1 = 1, kTop5 = 2, kItems = 3;
+
+}  // namespace
+
+ClassificationTask::ClassificationTask(const TaskOptions& o)
+    : input_field_(o.input_field.empty() ? "image" : o.input_field),
+      label_field_(o.target_field.empty() ? "label" : o.target_field),
+      sample_shape_(o.sample_shape) {
+  if (!o.input_mean.empty()) input_norm_.mean = o.input_mean;
+  if (!o.input_std.empty()) input_norm_.std = o.input_std;
+}
+
+TaskOutput ClassificationTask::run(Module& model, const FedBatch& b, int64_t rows, Device device,
+                                   Precision precision, bool evaluating, TaskSums& sums) const {
+  BatchTensors t = batch_to_tensors(b, input_field_, label_field_, sample_shape_, input_norm_);
+  if (rows < t.labels.numel()) {  // evaluation: the padding rows of the last global batch
+    t.input = slice(t.input, 0, 0, rows);
+    auto l = t.labels.to_i64_vector();  // integer tensors stay out of the float ops
+    l.resize(static_cast<size_t>(rows));
+    t.labels = Tensor::from_vector_i64(l, {rows});
+  }
+  TraceRange h2d("h2d");
+  t.input = t.input.to(device);  // no-op on the host
+  t.labels = t.labels.to(device);
+  h2d.end();
+  Tensor logits;
+  {
+    AutocastGuard autocast(precision);
+    logits = model(t.input);
+  }
+  // half logits go to cross_entropy as they are: its loss and saved lse are FP32
+  // whatever the logits' storage, so an f32 copy of [B, classes] buys nothing
+  TaskOutput out;
+  out.loss = cross_entropy(logits, t.labels);
+  out.items = static_cast<double>(rows);
+  // hits counted where the logits are, under the tie rule of kernels/metric_math.h
+  sums.add_hits(kTop1, evaluating ? kTop5 : TaskSums::npos, logits, t.labels);
+  sums.add_scaled(kLossSum, out.loss, out.items);
+  sums.add(kItems, out.items);
+  return out;
+}
+
+Metrics ClassificationTask::metrics(const std::vector<double>& s, bool evaluating) const {
+  const double n = s.at(3) > 0 ? s[3] : 1;
+  Metrics m = {{"loss", s[0] / n}, {"accuracy", s[1] / n}};
+  if (evaluating) m.push_back({"top5", s[2] / n});
+  return m;
+}
+
+}  // namespace strata

@@ -1,0 +1,199 @@
+#include "train/trainer/trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include "base/error.h"
+#include "core/autograd.h"
+#include "core/ops.h"
+#include "core/random.h"
+#include "kernels/parallel.h"
+#include "kernels/trace_range.h"
+#include "nn/grad_clip.h"
+#include "train/make_optimizer.h"
+#include "train/make_schedule.h"
+#include "train/trainer/config_checks.h"
+#include "train/trainer/stop_signal.h"
+#include "train/trainer/trainer_progress.h"
+
+namespace strata {
+namespace {
+
+TaskOptions image_task_options(std::vector<int64_t> sample_shape) {
+  TaskOptions o;
+  o.sample_shape = std::move(sample_shape);
+  return o;
+}
+
+}  // namespace
+
+Trainer::Trainer(TrainConfig cfg, std::string run_dir, std::shared_ptr<Module> model,
+                 std::vector<int64_t> sample_shape, Communicator& comm)
+    : Trainer(std::move(cfg), std::move(run_dir), std::move(model),
+              make_task("classification", image_task_options(std::move(sample_shape))), comm) {}
+
+Trainer::Trainer(TrainConfig cfg, std::string run_dir, std::shared_ptr<Module> model,
+                 std::unique_ptr<Task> task, Communicator& comm)
+    : cfg_(std::move(cfg)),
+      run_dir_(std::move(run_dir)),
+      model_(std::move(model)),
+      task_(std::move(task)),
+      comm_(comm),
+      precision_(precision_from_name(cfg_.precision.dtype)) {
+  check_monitors(cfg_, *task_);
+  if (cfg_.trainer.threads > 0) set_num_threads(static_cast<int>(cfg_.trainer.threads));
+  params_ = model_->named_parameters();
+  optimizer_ = make_optimizer(cfg_.optimizer, *model_);
+  LossScalerOptions so;
+  so.enabled = precision_ == Precision::fp16;
+  so.init_scale = cfg_.precision.init_scale;
+  so.growth_factor = cfg_.precision.growth_factor;
+  so.backoff_factor = cfg_.precision.backoff_factor;
+  so.growth_interval = cfg_.precision.growth_interval;
+  scaler_ = LossScaler(so);
+  sync_ = std::make_unique<AllreduceAfterBackward>(comm_, params_);
+}
+
+Trainer::~Trainer() = default;
+
+std::vector<double> Trainer::allreduce_sums(std::vector<double> v) {
+  if (comm_.size() > 1) comm_.allreduce(v.data(), v.size(), DType::f64, ReduceOp::sum);
+  return v;
+}
+
+void Trainer::sync_buffers_if_trained() {
+  if (buffer_sync_ && trained_since_buffer_sync_) buffer_sync_();
+  trained_since_buffer_sync_ = false;
+}
+
+double Trainer::train_micro_batch(const FedBatch& b, bool sync, Progress& p) {
+  trained_since_buffer_sync_ = true;
+  TraceRange forward("forward");  // the batch's h2d copy, the forward pass and the loss
+  const Device device = model_device();
+  if (p.sums.empty()) p.sums = TaskSums(task_->sum_names().size(), device);
+  if (p.window_loss.empty()) p.window_loss = TaskSums(1, device);
+  TaskOutput out = task_->run(*model_, b, b.host->size, device, precision_, false, p.sums);
+  const Tensor& loss = out.loss;
+  p.window_loss.add_scaled(0, loss, 1.0);  // read at the next progress line, not now
+  Tensor objective =
+      cfg_.trainer.accumulate > 1 ? scale(loss, 1.0 / static_cast<double>(cfg_.trainer.accumulate)) : loss;
+  sync_->begin_step(sync);
+  forward.end();
+  TraceRange backward("backward");
+  scaler_.scale_loss(objective).backward();
+  return out.items;
+}
+
+namespace {
+
+// The first parameter, in the model's order, whose gradient holds an inf or a NaN.
+std::string first_non_finite_gradient(const NamedTensors& params) {
+  for (auto& [name, t] : params)
+    if (t.grad().defined() && !std::isfinite(grad_norm({t}))) return name;
+  return "?";
+}
+
+}  // namespace
+
+bool Trainer::optimizer_step(int64_t step) {
+  {
+    TraceRange allreduce("allreduce");  // the wait for the buckets still reducing after backward
+    sync_->finish();
+  }
+  TraceRange optimizer("optimizer");  // the norm's read, the fused update, zero_grad
+  // The step's one read from the device: the global norm of the gradients as
+  // they are (loss-scaled in fp16). It is not finite when any gradient holds an
+  // inf or a NaN, it gives the clip coefficient, and unscale and clip then fold
+  // into the factor the fused optimizer multiplies each gradient by as it reads
+  // it (grad_scale): no pass that rewrites the gradients, no other host sync.
+  // The loss scale is a power of two, so scaling the norm by its reciprocal
+  // gives the bits unscaling the gradients first would have.
+  const float inv_scale = scaler_.enabled() ? static_cast<float>(1.0 / scaler_.scale()) : 1.0f;
+  const double scaled_norm = grad_norm(params_);
+  bool finite = std::isfinite(scaled_norm);
+  if (scaler_.enabled()) {
+    // every rank must agree to skip: an overflow on one rank skips all
+    finite = allreduce_sums({finite ? 0.0 : 1.0})[0] == 0.0;
+  } else if (!finite) {
+    // Without a scaler an inf or NaN is divergence, not overflow: stop before it
+    // reaches the weights (and so any checkpoint). Gradients are synced, so
+    // every rank stops at the same step.
+    throw NumericsError("step " + std::to_string(step + 1) + ": the gradient of parameter '" +
+                        first_non_finite_gradient(params_) +
+                        "' is not finite (inf or NaN); training stopped before the optimizer step, so the "
+                        "weights and the last checkpoint are from before it. Lower optimizer.lr, set "
+                        "clipping.max_norm, or look for bad values in the data");
+  }
+  if (finite) {
+    float grad_scale = inv_scale;
+    if (cfg_.clipping.max_norm > 0) {
+      const double coef = cfg_.clipping.max_norm / (scaled_norm * inv_scale + 1e-6);
+      if (coef < 1.0) grad_scale = inv_scale * static_cast<float>(coef);  // exact: inv_scale is 2^-k
+    }
+    NoGradGuard no_grad;
+    optimizer_->step(grad_scale);
+  }
+  if (scaler_.enabled()) {
+    if (!finite) scaler_.mark_overflow();
+    scaler_.update();
+    if (scaler_.scale() < cfg_.precision.min_scale)
+      throw NumericsError(
+          "step " + std::to_string(step + 1) + ": fp16 overflows cut the loss scale to " +
+          std::to_string(scaler_.scale()) + ", below precision.min_scale (" +
+          std::to_string(cfg_.precision.min_scale) +
+          "): the gradients overflow even unscaled, so the run diverged; the weights and the last "
+          "checkpoint are from before it. Lower optimizer.lr, or train in bf16");
+  }
+  optimizer_->zero_grad();
+  return finite;
+}
+
+EvalResult Trainer::evaluate(BatchSource& src) {
+  sync_buffers_if_trained();
+  bool was_training = model_->is_training();
+  model_->eval();
+  NoGradGuard no_grad;
+  src.start_epoch(0);
+  if (!copy_engine_) copy_engine_ = make_copy_engine(model_device());
+  DeviceFeeder feeder(src, *copy_engine_);  // its own slots: a training epoch's feeder may be mid-epoch
+  TaskSums device_sums(task_->sum_names().size(), model_device());
+  double rows = 0;
+  const int64_t batches = src.batches_per_epoch();
+  int64_t done = 0;
+  while (const std::optional<FedBatch> b = feeder.next()) {
+    if (log_) log_->evaluation(++done, batches);
+    const int64_t valid = b->host->valid_count();  // the padding rows of the last global batch are dropped
+    if (valid == 0) continue;
+    task_->run(*model_, *b, valid, model_device(), precision_, true, device_sums);
+    rows += static_cast<double>(valid);
+  }
+  if (log_) log_->end_evaluation();
+  model_->train(was_training);
+  std::vector<double> sums = device_sums.read();  // the evaluation's one read of its figures
+  sums.push_back(rows);
+  sums = allreduce_sums(std::move(sums));
+  rows = sums.back();
+  sums.pop_back();
+  EvalResult r;
+  r.samples = static_cast<int64_t>(rows);
+  r.items = static_cast<int64_t>(sums.back());
+  r.metrics = task_->metrics(sums, true);
+  for (auto& [name, value] : r.metrics) {
+    if (name == "loss") r.loss = value;
+    if (name == "accuracy") r.accuracy = value;
+    if (name == "top5") r.top5 = value;
+  }
+  return r;
+}
+
+double EvalResult::metric(const std::string& name) const {
+  for (auto& [n, v] : metrics)
+    if (n == name) return v;
+  throw ConfigError("no metric '" + name + "' in this evaluation");
+}
+
+}  // namespace strata

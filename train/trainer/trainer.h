@@ -1,0 +1,218 @@
+// Trainer: the train/eval loop over BatchSources, driven by a TrainConfig; a
+// Task (train/trainer/task.h) says what a batch means and which metrics it has.
+// Mixed precision (FP32 masters, dynamic loss scaling for fp16), gradient
+// accumulation, global-norm clipping, LR schedules, early stopping, periodic
+// evaluation, checkpoints with exact resume, and the run directory's logs.
+// Ranks: every rank trains on its share; rank 0 writes logs and checkpoints.
+#pragma once
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "core/batch_source.h"
+#include "core/communicator.h"
+#include "core/module.h"
+#include "core/precision.h"
+#include "nn/loss_scaler.h"
+#include "nn/optim/optimizer.h"
+#include "nn/schedule/schedule.h"
+#include "train/checkpoint/checkpoint.h"
+#include "train/checkpoint/checkpoint_rotation.h"
+#include "train/config/train_config.h"
+#include "train/early_stopping.h"
+#include "train/logging/loader_metrics.h"
+#include "train/logging/nvml_sampler.h"
+#include "train/logging/prometheus_exporter.h"
+#include "train/logging/run_log.h"
+#include "train/trainer/device_feeder.h"
+#include "train/trainer/grad_sync.h"
+#include "train/trainer/run_dir_lock.h"
+#include "train/trainer/run_record.h"
+#include "train/trainer/task.h"
+
+namespace strata {
+
+struct EvalResult {
+  Metrics metrics;  // the task's, in its metric_names() order
+  double loss = 0;
+  double accuracy = 0;  // classification: top-1 (0 for other tasks)
+  double top5 = 0;
+  int64_t samples = 0;                           // batch rows evaluated (images or token windows)
+  int64_t items = 0;                             // the task's items (samples or tokens)
+  double metric(const std::string& name) const;  // throws when the task has no such metric
+};
+
+struct TrainSummary {
+  std::string task;
+  Metrics test_metrics;  // empty without a test set
+  double test_accuracy = 0, test_loss = 0, test_top5 = 0;
+  double best_metric = 0;
+  std::string best_metric_name;
+  int64_t best_epoch = -1;
+  int64_t epochs = 0;  // epochs completed
+  int64_t steps = 0;   // optimizer steps
+  double samples_per_second = 0;
+  std::string item_unit = "sample";  // what items_per_second counts: samples or tokens
+  double items_per_second = 0;
+  // Training FLOPs per item (the model's counter, models/registry.h), the rate
+  // they were done at, and its fraction of trainer.peak_flops x ranks (0 = no peak given).
+  double flops_per_item = 0, flops_per_second = 0, mfu = 0;
+  double data_wait_fraction = 0;
+  int world_size = 1;
+  std::string precision;
+  double wall_seconds = 0;
+  bool stopped_early = false;
+  int64_t stopped_at_epoch = -1;
+  int interrupted_by_signal = 0;
+  int64_t skipped_steps = 0;  // fp16 overflow
+  int64_t remote_requests = 0, remote_bytes = 0;
+  // The training loader's counters summed over the ranks and the run's
+  // logging intervals: the sum of metrics.jsonl's "data" rows (this process's
+  // part of a resumed run).
+  LoaderCounters train_loader;
+  // The model's device and its allocator's statistics at the end of the run
+  // (kernels/allocator.h; on the host these count every tensor of the process).
+  std::string device = "cpu";
+  int64_t memory_in_use_bytes = 0, memory_peak_bytes = 0, memory_cached_bytes = 0, memory_allocations = 0;
+  // Host synchronisations with the device (kernels/cuda/runtime.h host_syncs())
+  // in a step, from its first micro-batch through the optimizer update, logging,
+  // evaluation and checkpoints left out: the most in any step of the run and the
+  // mean. 0 on the CPU; the budget on a GPU is 1 (the gradient norm's read).
+  int64_t host_syncs_per_step_max = 0;
+  double host_syncs_per_step_mean = 0;
+  // Rank 0's GPU as its driver reported it at the logging intervals
+  // (train/logging/nvml_sampler.h); none without NVML or on the host.
+  std::optional<GpuSummary> gpu;
+  RunRecord run;  // how the run was made (run.json); its fields are repeated in summary.json
+  std::string to_json() const;
+};
+
+// Training diverged: a gradient is inf or NaN (fp32, bf16), or fp16's loss
+// scale fell below precision.min_scale. Raised before the optimizer step, so
+// the weights and the last checkpoint are the last good state.
+class NumericsError : public Error {
+ public:
+  using Error::Error;
+};
+
+class Trainer {
+ public:
+  Trainer(TrainConfig cfg, std::string run_dir, std::shared_ptr<Module> model, std::unique_ptr<Task> task,
+          Communicator& comm);
+  // Image classification of samples of `sample_shape`, e.g. {1, 28, 28}.
+  Trainer(TrainConfig cfg, std::string run_dir, std::shared_ptr<Module> model,
+          std::vector<int64_t> sample_shape, Communicator& comm);
+  ~Trainer();
+
+  // Trains; `val` may be null (validation then uses `test` when given); `test`
+  // may be null. Writes summary.json into the run directory (rank 0). The run
+  // directory is created and locked here (RunDirLock), not by the constructor;
+  // an error that ends the run is written to its train.log before it propagates.
+  TrainSummary fit(BatchSource& train, BatchSource* val, BatchSource* test);
+  EvalResult evaluate(BatchSource& src);
+
+  // Replaces the plain after-backward allreduce (data-parallel wrappers).
+  void set_gradient_sync(std::unique_ptr<GradientSync> sync) { sync_ = std::move(sync); }
+  GradientSync& gradient_sync() { return *sync_; }
+  // Makes the model's buffers (BatchNorm running statistics) agree across ranks
+  // (DataParallel::sync_buffers). Called on every rank, when training ran since
+  // the last call: at the end of each epoch, before each evaluation and before
+  // each checkpoint. Must be collective-safe: every rank reaches the same calls.
+  void set_buffer_sync(std::function<void()> fn) { buffer_sync_ = std::move(fn); }
+  Optimizer& optimizer() { return *optimizer_; }
+  LossScaler& scaler() { return scaler_; }
+  Module& model() { return *model_; }
+  const std::string& run_dir() const { return run_dir_; }
+  const Task& task() const { return *task_; }
+  // The model's training FLOPs per task item, for MFU (models::ModelEntry::train_flops).
+  void set_flops_per_item(double flops) { flops_per_item_ = flops; }
+  // How training and evaluation batches reach the model's device (DeviceFeeder);
+  // by default make_copy_engine() of the model's device, made at the first epoch.
+  void set_copy_engine(std::unique_ptr<CopyEngine> engine) { copy_engine_ = std::move(engine); }
+  // The command line, overrides and config file for run.json and summary.json;
+  // fit() fills in the version, commit, host, world size and start time.
+  void set_run_record(RunRecord record) { run_record_ = std::move(record); }
+  // The reader of this rank's GPU for the "gpu" rows, before fit(). Without
+  // one, a model on CUDA gets an NvmlSampler of the current CUDA device (by its
+  // PCI bus id); a model on the host reads no GPU unless given one.
+  void set_gpu_sampler(std::unique_ptr<NvmlSampler> sampler) { gpu_sampler_ = std::move(sampler); }
+
+ private:
+  struct Progress;
+  struct Run;
+  // One micro-batch forward and backward; adds its sums to the epoch's.
+  // Returns the batch's items (samples or tokens).
+  double train_micro_batch(const FedBatch& b, bool sync, Progress& p);
+  // Throws NumericsError on divergence; `step` (0-based) is for its message.
+  bool optimizer_step(int64_t step);
+  // fit()'s parts: an epoch of steps, what follows a step, an epoch's end.
+  void train_epoch(BatchSource& train, Run& run, Progress& p);
+  void after_step(BatchSource& train, Run& run, Progress& p);
+  void log_progress(BatchSource& train, Run& run, Progress& p);
+  // trainer_report.cpp: the loader's counters since the last call as a "data"
+  // row (summed over the ranks; collective) and into the run's totals; returns
+  // this rank's part, for its Prometheus endpoint.
+  LoaderCounters log_loader(BatchSource& train, Run& run, Progress& p);
+  void show_console(const BatchSource& train, const Run& run, const Progress& p);  // bars between lines
+  void start_prometheus();     // logging.prometheus_port > 0; before the run directory exists
+  void start_gpu_sampler();    // once the run log exists: says when NVML is not there
+  void log_gpu(int64_t step);  // a "gpu" row, at a logging interval
+  void end_epoch(BatchSource& train, Run& run, Progress& p);
+  // Evaluates on the validation source and tracks the monitored metric: best
+  // weights, early stopping, a metric-driven schedule. NaN without a source.
+  double evaluate_and_track(Run& run, Progress& p);
+  void restore_best_weights(Progress& p);
+  TrainSummary summarize(Run& run, Progress& p, BatchSource* test);
+  Checkpoint make_checkpoint(const BatchSource& train, const Progress& p) const;
+  void restore_checkpoint(const Checkpoint& ck, BatchSource& train, Progress& p);
+  void check_checkpoint_fits(const Checkpoint& ck) const;
+  void save(const BatchSource& train, const Progress& p, double metric);
+  // checkpoint.resume names a file that exists (checked before the run directory is made).
+  void check_resume_path() const;
+  // checkpoint.resume (trainer_resume.cpp): auto takes the newest checkpoint that
+  // loads, naming each one skipped and why, and stops when none of several loads.
+  void maybe_resume(BatchSource& train, Progress& p);
+  // Takes the run directory (its lock, then the logs and resolved.yaml), after
+  // the config has been checked against the data, so a refused run leaves nothing.
+  void open_run_dir();
+  TrainSummary run_fit(BatchSource& train, BatchSource* val, BatchSource* test);
+  std::vector<double> allreduce_sums(std::vector<double> v);
+  void sync_buffers_if_trained();
+
+  TrainConfig cfg_;
+  std::string run_dir_;
+  std::shared_ptr<Module> model_;
+  std::unique_ptr<Task> task_;
+  Communicator& comm_;
+  NamedTensors params_;
+  // Where the model lives (its first parameter's device): batches are moved there.
+  Device model_device() const { return params_.empty() ? Device::cpu : params_.front().second.device(); }
+  std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<LrSchedule> schedule_;
+  LossScaler scaler_;
+  Precision precision_;
+  std::unique_ptr<GradientSync> sync_;
+  // The training batches' way to the model's device (made at the first epoch),
+  // and the epoch's feeder: checkpoints take the loader position from it, since
+  // it holds one batch more than it handed out.
+  std::unique_ptr<CopyEngine> copy_engine_;
+  std::unique_ptr<DeviceFeeder> feeder_;
+  std::unique_ptr<RunDirLock> run_lock_;            // rank 0, from the start of fit()
+  std::unique_ptr<RunLog> log_;                     // from the start of fit()
+  std::unique_ptr<CheckpointRotation> rotation_;    // rank 0, made at the first save
+  std::unique_ptr<PrometheusExporter> prometheus_;  // every rank, when logging.prometheus_port is set
+  std::unique_ptr<NvmlSampler> gpu_sampler_;        // null without a GPU to read
+  std::optional<GpuSample> gpu_last_;               // for the Prometheus probe
+  // The checkpoints resume=auto could not load: the rotation never adopts them,
+  // so never deletes them.
+  std::vector<std::filesystem::path> resume_skipped_;
+  double flops_per_item_ = 0;
+  RunRecord run_record_;
+  std::function<void()> buffer_sync_;
+  bool trained_since_buffer_sync_ = false;
+};
+
+}  // namespace strata
