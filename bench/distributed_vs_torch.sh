@@ -7,12 +7,14 @@
 # (scripts/bench-scaling.sh, through scripts/strata-mpirun) beside PyTorch
 # DistributedDataParallel over gloo (bench/torch/ddp_peer.py) in the same layouts
 # (RANKSxTHREADS), same global batch and recipe, rounds alternating the two.
-# Writes bench/results/<date>/distributed_vs_torch.{md,json,png} and raw-distributed/.
+# Writes build/bench-results/<date>/distributed_vs_torch.{md,json,png} and raw-distributed/
+# (outside the tracked tree; the report to keep is copied into
+# bench/results/distributed_vs_torch/ by hand: bench/README.md).
 #   usage: bench/distributed_vs_torch.sh [--rounds 3] [--layouts "1x1 1x2 2x1 4x1"]
 #                                        [--phases "limits allreduce overlap train"]
 #                                        [--steps 50] [--warmup 10] [--max 64M]
 #   STRATA_BIN          strata's binaries (default build/bin)
-#   STRATA_BENCH_OUT    where the report goes (default bench/results/<UTC date>)
+#   STRATA_BENCH_OUT    where the report goes (default build/bench-results/<UTC date>)
 #   STRATA_BENCH_VENV   the venv with torch (default build/bench-torch-venv; made
 #                       here when torch does not import: CPU wheel index, else PyPI)
 set -euo pipefail
@@ -33,7 +35,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export STRATA_BIN=${STRATA_BIN:-build/bin}
 BIN=$STRATA_BIN
 VENV=${STRATA_BENCH_VENV:-build/bench-torch-venv}
-OUT=${STRATA_BENCH_OUT:-bench/results/$(date -u +%Y-%m-%d)}  # a second run on one day: another directory
+OUT=${STRATA_BENCH_OUT:-build/bench-results/$(date -u +%Y-%m-%d)}  # a second run on one day: another directory
 RES=$OUT/raw-distributed  # raw results of every phase; the report is rebuilt from whatever is there
 mkdir -p "$RES"
 W=$(mktemp -d /tmp/strata-dvt.XXXXXX)

@@ -2,8 +2,10 @@
 # Loading from the object store: strata's staging loader beside the loaders a
 # PyTorch user would pick, on the test RGW behind strata-proxy --delay-ms, with
 # the same simulated step per batch. One run writes
-# bench/results/<date>/loaders_vs_peers.{md,json}, loaders_samples_per_s.png,
-# loaders_bytes_per_epoch.png and raw/loaders/ (one JSON line per reader epoch).
+# build/bench-results/<date>/loaders_vs_peers.{md,json}, loaders_samples_per_s.png,
+# loaders_bytes_per_epoch.png and raw/loaders/ (one JSON line per reader epoch),
+# outside the tracked tree; the report to keep is copied into
+# bench/results/loaders_vs_peers/ by hand (bench/README.md).
 #   usage: bench/loaders_vs_peers.sh [--datasets "fmnist synth"] [--readers "strata boto3_objects ..."]
 # Readers: strata (strata-bench loader --modes loader), boto3_objects (DataLoader,
 # one GET per sample), webdataset_tars (tar shards over HTTP), mosaic_streaming
@@ -20,7 +22,7 @@
 #   OBJ_WORKERS (8: DataLoader workers of the per-sample readers)  SHARD_WORKERS (2: of the others)
 #   SYNTH_SAMPLES (40000)  SYNTH_SIDE (64: synthetic images are SIDE x SIDE x 3 u8)
 #   RGW_PORT (27680)  MON_PORT (26989)  RUN_TIMEOUT (1200 s per reader run)
-#   STRATA_BENCH_OUT (bench/results/<date>: where the report and raw/loaders/ go)
+#   STRATA_BENCH_OUT (build/bench-results/<date>: where the report and raw/loaders/ go)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATASETS="fmnist synth"
@@ -43,7 +45,7 @@ export CEPH_DIR=/tmp/strata-lvp-rgw-$RGW_PORT RGW_BUCKETS=lvp
 SYNTH_BYTES=$((SYNTH_SAMPLES * (SYNTH_SIDE * SYNTH_SIDE * 3 + 1)))
 export MEMSTORE_BYTES=${MEMSTORE_BYTES:-$((2 << 30))}
 [[ " $DATASETS " == *" synth "* ]] && MEMSTORE_BYTES=$((MEMSTORE_BYTES + 5 * SYNTH_BYTES))
-OUT=${STRATA_BENCH_OUT:-bench/results/$(date -u +%Y-%m-%d)}
+OUT=${STRATA_BENCH_OUT:-build/bench-results/$(date -u +%Y-%m-%d)}
 RES=$OUT/raw/loaders
 W=$(mktemp -d /tmp/strata-lvp.XXXXXX)
 SYSPY="/usr/bin/python3 -s"  # Debian's python3-matplotlib for the report

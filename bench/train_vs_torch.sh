@@ -2,7 +2,9 @@
 # Training throughput of strata against PyTorch (eager and torch.compile) on the
 # CPU, the machine's GEMM peak beside it, a perf profile of strata's step by op,
 # and the Fashion-MNIST CNN's time to 91% test accuracy; one run writes
-# bench/results/<date>/train_vs_torch.{md,json} and loss_vs_time.png.
+# build/bench-results/<date>/train_vs_torch.{md,json} and loss_vs_time.png (outside
+# the tracked tree; the report to keep is copied into bench/results/train_vs_torch/
+# by hand: bench/README.md).
 #   usage: bench/train_vs_torch.sh [--rounds 3] [--models "mlp cnn resnet gpt"]
 #                                  [--phases "throughput gemm profile tta"] [--target 0.91]
 #                                  [--tta-sequential] [--tta-rounds 1]
@@ -14,7 +16,7 @@
 # round starting with the side that went second in the one before) and reports
 # each round's ratio and their median: one run on a shared machine swung 0.61-0.82.
 #   STRATA_BIN          strata's binaries (default build/bin)
-#   STRATA_BENCH_OUT    where the report goes (default bench/results/<UTC date>)
+#   STRATA_BENCH_OUT    where the report goes (default build/bench-results/<UTC date>)
 #   OMP_WAIT_POLICY     PASSIVE unless set; "default" leaves it unset (see below)
 #   STRATA_BENCH_VENV   the venv with torch (default build/bench-torch-venv; made
 #                       here when torch does not import: CPU wheel index, else PyPI)
@@ -44,7 +46,7 @@ BIN=${STRATA_BIN:-build/bin}
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 [ "$OMP_WAIT_POLICY" = default ] && unset OMP_WAIT_POLICY
 VENV=${STRATA_BENCH_VENV:-build/bench-torch-venv}
-OUT=${STRATA_BENCH_OUT:-bench/results/$(date -u +%Y-%m-%d)}  # a second run on one day: another directory
+OUT=${STRATA_BENCH_OUT:-build/bench-results/$(date -u +%Y-%m-%d)}  # a second run on one day: another directory
 W=$(mktemp -d /tmp/strata-tvt.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 RES=$OUT/raw  # every phase keeps its raw results here; report.py reads whatever phases ran

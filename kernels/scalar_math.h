@@ -32,7 +32,8 @@ STRATA_HD inline T sigmoid(T x) {
 // polynomial of degree 6 (truncation below 1.3e-7 relative), 2^n written into
 // the exponent bits. Plain arithmetic with no call and no branch, so a loop
 // over it vectorises; glibc's expf, expm1f and tanhf are scalar calls, and in
-// GELU they were 27% of the tiny GPT's CPU step (bench/results/2026-12-01).
+// GELU they were 27% of the tiny GPT's CPU step (measured with
+// bench/train_vs_torch.sh, see docs/benchmarks.md).
 STRATA_HD inline float exp_poly(float y) {
   const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
   const float round_magic = 12582912.0f;  // 1.5 * 2^23: adding and subtracting it rounds to an integer

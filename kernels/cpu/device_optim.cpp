@@ -46,8 +46,9 @@ void for_each_grad(const TensorView& g, float grad_scale, int64_t s, int64_t e, 
 
 // AdamW over f32 gradients on pointers declared unaliased, so that GCC
 // vectorises it: through for_each_grad's closure the loop stayed scalar (18% of
-// the MLP's CPU step in bench/results/2026-12-01). A vector lane rounds each
-// IEEE operation as scalar code does, and g * 1 is g, so the bits are the same.
+// the MLP's CPU step, measured with bench/train_vs_torch.sh, see
+// docs/benchmarks.md). A vector lane rounds each IEEE operation as scalar code
+// does, and g * 1 is g, so the bits are the same.
 void adamw_f32(float* __restrict w, const float* __restrict g, float* __restrict m, float* __restrict v,
                int64_t n, float grad_scale, const dev::AdamWStep& step) {
   const dev::AdamWStep s = step;  // a local copy: its fields stay in registers
