@@ -11,8 +11,8 @@
 
 #include "apps/command_line.h"
 #include "base/error.h"
-#include "data/shard_crypt.h"
-#include "data/shard_inspect.h"
+#include "data/format/shard_crypt.h"
+#include "data/format/shard_inspect.h"
 #include "train/checkpoint/checkpoint.h"
 #include "train/checkpoint/checkpoint_compare.h"
 

@@ -10,8 +10,8 @@
 
 #include "apps/command_line.h"
 #include "base/error.h"
-#include "data/packer.h"
-#include "data/token_packer.h"
+#include "data/format/packer.h"
+#include "data/format/token_packer.h"
 #include "train/logging/progress_bar.h"
 
 namespace {

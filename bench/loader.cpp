@@ -10,7 +10,7 @@
 // --modes picks which of the three run; --proxy-stats adds, per epoch, the GETs
 // and body bytes strata-proxy forwarded (measured there, not self-reported) and
 // a "json {...}" line per epoch for scripts (bench/loaders_vs_peers.sh).
-#include "data/loader.h"
+#include "data/loader/loader.h"
 
 #include <cstdio>
 

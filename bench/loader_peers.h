@@ -17,8 +17,8 @@
 #include <thread>
 
 #include "base/error.h"
-#include "data/loader.h"
-#include "data/shard.h"
+#include "data/format/shard.h"
+#include "data/loader/loader.h"
 
 namespace strata::bench::loader_peers {
 namespace fs = std::filesystem;

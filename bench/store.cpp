@@ -18,8 +18,8 @@
 
 #include "base/error.h"
 #include "bench_args.h"
-#include "data/manifest.h"
-#include "data/s3_source.h"
+#include "data/format/manifest.h"
+#include "data/store/s3_source.h"
 #include "loader_peers.h"
 #include "registry.h"
 

@@ -1,4 +1,4 @@
-// u8 pixels to model input, written once for the loader (data/transforms.cpp),
+// u8 pixels to model input, written once for the loader (data/loader/transforms.cpp),
 // the CPU device op and the CUDA one (kernels/device_ops.h normalize_u8), so a
 // value is the same whichever of them normalises it: (x / 255 - mean) / std as
 // one multiply-add x * scale + bias. Beside scalar_math.h rather than in it:

@@ -52,7 +52,7 @@ def augment(cfg, x, g):
 
 def corpus_windows(text_path, context, val_fraction=0.01):
     """(windows, context + 1) int64 token rows of the training split: window k
-    reads tokens [kT, kT + T], as data/token_windows.h."""
+    reads tokens [kT, kT + T], as data/loader/token_windows.h."""
     raw = np.fromfile(text_path, dtype=np.uint8)
     train = raw[: len(raw) - int(len(raw) * val_fraction)]
     n = (len(train) - 1) // context

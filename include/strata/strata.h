@@ -54,17 +54,17 @@
 #include "train/trainer/trainer.h"
 
 // data: sources, shards, loaders, packing
-#include "data/file_source.h"
-#include "data/http_source.h"
-#include "data/idx.h"
-#include "data/loader.h"
-#include "data/manifest.h"
-#include "data/packer.h"
-#include "data/s3_source.h"
-#include "data/shard.h"
-#include "data/source.h"
-#include "data/token_loader.h"
-#include "data/token_packer.h"
+#include "data/format/idx.h"
+#include "data/format/manifest.h"
+#include "data/format/packer.h"
+#include "data/format/shard.h"
+#include "data/format/token_packer.h"
+#include "data/loader/loader.h"
+#include "data/loader/token_loader.h"
+#include "data/store/file_source.h"
+#include "data/store/http_source.h"
+#include "data/store/s3_source.h"
+#include "data/store/source.h"
 
 // distributed: launch environment, communicators, data parallel
 #include "distributed/data_parallel.h"

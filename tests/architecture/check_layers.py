@@ -4,7 +4,9 @@ headers and those of the floors below it (docs/architecture.md).
 
     apps, bench  ->  models | distributed | data  ->  train  ->  nn  ->  core  ->  kernels  ->  base
 
-models, distributed and data share a floor and do not include each other. The
+models, distributed and data share a floor and do not include each other; data
+has three floors of its own, store (the object-store client) -> format (shards,
+manifests, packing) -> loader, where loader -> format -> store. The
 check reads every `#include "..."` of every .h/.cpp/.cu/.cuh file under the
 library folders; a file it cannot classify is an error, so a new top-level
 folder needs a floor here before it builds. Exit status 1 names each offending
@@ -14,15 +16,25 @@ import pathlib
 import re
 import sys
 
-FLOORS = {"base": 0, "kernels": 1, "core": 2, "nn": 3, "train": 4,
-          "models": 5, "distributed": 5, "data": 5}
+FLOORS = {"base": (0,), "kernels": (1,), "core": (2,), "nn": (3,), "train": (4,),
+          "models": (5,), "distributed": (5,),
+          "data/store": (5, 0), "data/format": (5, 1), "data/loader": (5, 2)}
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 SUFFIXES = {".h", ".cpp", ".cu", ".cuh"}
 
 
 def floor_of(path: str):
-    top = path.split("/", 1)[0]
-    return top if top in FLOORS else None
+    for name in sorted(FLOORS, key=len, reverse=True):  # data/store before data
+        if path.startswith(name + "/"):
+            return name
+    return None
+
+
+def points_up(lib: str, target: str) -> bool:
+    a, b = FLOORS[lib], FLOORS[target]
+    if a[0] == b[0] and lib.split("/")[0] != target.split("/")[0]:
+        return True  # siblings on one floor (models, distributed, data)
+    return b >= a
 
 
 def violations(root: pathlib.Path):
@@ -46,7 +58,7 @@ def violations(root: pathlib.Path):
                     continue  # a generated header or a third-party one found on the include path
                 if target == lib:
                     continue
-                if FLOORS[target] >= FLOORS[lib]:
+                if points_up(lib, target):
                     found.append(f"{rel}:{n}: {lib} includes {inc} ({target}): arrows point down only")
     return found
 
@@ -54,6 +66,10 @@ def violations(root: pathlib.Path):
 def main():
     root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
     missing = [lib for lib in FLOORS if not (root / lib).is_dir()]
+    stray = [p.name for p in (root / "data").iterdir() if p.is_file() and p.suffix in SUFFIXES]
+    if stray:
+        print(f"check_layers: data/ holds {', '.join(sorted(stray))} outside its three floors")
+        return 1
     if missing:
         print(f"check_layers: no folder {', '.join(missing)} under {root}")
         return 1

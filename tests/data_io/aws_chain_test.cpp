@@ -8,9 +8,9 @@
 
 #include "aws_env_test.h"
 #include "base/error.h"
-#include "data/aws_config.h"
-#include "data/s3_endpoint.h"
-#include "data/s3_options.h"
+#include "data/store/aws_config.h"
+#include "data/store/s3_endpoint.h"
+#include "data/store/s3_options.h"
 #include "test_util.h"
 
 namespace strata::data {

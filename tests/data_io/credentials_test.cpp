@@ -12,9 +12,9 @@
 
 #include "aws_env_test.h"
 #include "base/error.h"
-#include "data/credential_process.h"
-#include "data/s3_source.h"
-#include "data/sts_client.h"
+#include "data/store/credential_process.h"
+#include "data/store/s3_source.h"
+#include "data/store/sts_client.h"
 #include "test_util.h"
 
 namespace strata::data {

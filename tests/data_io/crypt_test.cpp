@@ -10,12 +10,12 @@
 #include <functional>
 
 #include "base/error.h"
-#include "data/data_key.h"
-#include "data/manifest_auth.h"
-#include "data/packer.h"
-#include "data/shard.h"
-#include "data/shard_cache.h"
-#include "data/shard_crypt.h"
+#include "data/format/data_key.h"
+#include "data/format/manifest_auth.h"
+#include "data/format/packer.h"
+#include "data/format/shard.h"
+#include "data/format/shard_crypt.h"
+#include "data/loader/shard_cache.h"
 #include "test_util.h"
 
 namespace strata::data {

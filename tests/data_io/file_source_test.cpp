@@ -1,5 +1,5 @@
 // FileSource and open_source for local paths: every Source operation on real files.
-#include "data/file_source.h"
+#include "data/store/file_source.h"
 
 #include <gtest/gtest.h>
 

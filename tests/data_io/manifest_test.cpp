@@ -1,5 +1,5 @@
 // Manifest JSON round trip, validation errors that name origin and field, and checksums.
-#include "data/manifest.h"
+#include "data/format/manifest.h"
 
 #include <gtest/gtest.h>
 

@@ -6,8 +6,8 @@
 #include <map>
 
 #include "base/error.h"
-#include "data/packer.h"
-#include "data/shard.h"
+#include "data/format/packer.h"
+#include "data/format/shard.h"
 #include "test_util.h"
 
 namespace strata::data {

@@ -1,7 +1,7 @@
-// Ranged parallel GETs (data/ranged_get.h) and connection reuse
-// (data/connection_pool.h) against the real test RGW, partly through
+// Ranged parallel GETs (data/store/ranged_get.h) and connection reuse
+// (data/store/connection_pool.h) against the real test RGW, partly through
 // strata-proxy to truncate or fail single parts.
-#include "data/ranged_get.h"
+#include "data/store/ranged_get.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "base/error.h"
-#include "data/s3_source.h"
+#include "data/store/s3_source.h"
 #include "proxy_process.h"
 #include "rgw_env.h"
 #include "test_util.h"

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "data/source.h"
+#include "data/store/source.h"
 
 namespace strata::data::testing {
 

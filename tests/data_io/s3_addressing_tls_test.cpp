@@ -9,8 +9,8 @@
 #include <cstdlib>
 
 #include "base/error.h"
-#include "data/aws_credentials.h"
-#include "data/s3_source.h"
+#include "data/store/aws_credentials.h"
+#include "data/store/s3_source.h"
 #include "rgw_env.h"
 #include "test_util.h"
 #include "tls_endpoint.h"

@@ -6,9 +6,9 @@
 
 #include "aws_env_test.h"
 #include "base/error.h"
-#include "data/aws_credentials.h"
-#include "data/s3_source.h"
-#include "data/s3_xml.h"
+#include "data/store/aws_credentials.h"
+#include "data/store/s3_source.h"
+#include "data/store/s3_xml.h"
 #include "test_util.h"
 
 namespace strata::data {

@@ -1,6 +1,6 @@
 // S3Source against the real test RGW (scripts/rgw.sh, signature checks on),
 // partly through strata-proxy to inject 503s and dropped connections.
-#include "data/s3_source.h"
+#include "data/store/s3_source.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -13,10 +13,10 @@
 #include <thread>
 
 #include "base/error.h"
-#include "data/http_source.h"
-#include "data/manifest.h"
-#include "data/packer.h"
-#include "data/shard.h"
+#include "data/format/manifest.h"
+#include "data/format/packer.h"
+#include "data/format/shard.h"
+#include "data/store/http_source.h"
 #include "proxy_process.h"
 #include "rgw_env.h"
 #include "test_util.h"

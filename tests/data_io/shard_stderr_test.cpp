@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "base/error.h"
-#include "data/mapped_shard.h"
-#include "data/shard.h"
+#include "data/format/mapped_shard.h"
+#include "data/format/shard.h"
 #include "test_util.h"
 
 namespace strata::data {

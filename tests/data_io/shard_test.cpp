@@ -1,6 +1,6 @@
 // Shard write/read round trips (fixed, variable, deflate), layout readable by
 // h5dump, and damaged files failing with errors that name the shard.
-#include "data/shard.h"
+#include "data/format/shard.h"
 
 #include <gtest/gtest.h>
 

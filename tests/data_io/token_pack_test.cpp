@@ -7,8 +7,8 @@
 #include <random>
 
 #include "base/error.h"
-#include "data/shard.h"
-#include "data/token_packer.h"
+#include "data/format/shard.h"
+#include "data/format/token_packer.h"
 #include "test_util.h"
 
 namespace strata::data {

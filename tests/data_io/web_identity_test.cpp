@@ -7,8 +7,8 @@
 #include <ctime>
 #include <filesystem>
 
-#include "data/s3_options.h"
-#include "data/sts_client.h"
+#include "data/store/s3_options.h"
+#include "data/store/sts_client.h"
 #include "rgw_env.h"
 #include "test_util.h"
 

@@ -14,10 +14,10 @@
 #include <thread>
 
 #include "../trainer/trainer_fixture.h"
-#include "data/file_source.h"
-#include "data/loader.h"
-#include "data/manifest.h"
-#include "data/shard.h"
+#include "data/format/manifest.h"
+#include "data/format/shard.h"
+#include "data/loader/loader.h"
+#include "data/store/file_source.h"
 #include "ddp_test.h"
 #include "distributed/data_parallel.h"
 #include "train/trainer/trainer.h"

@@ -1,5 +1,5 @@
 // IDX files (plain or gzip), as strata-pack reads them.
-#include "data/idx.h"
+#include "data/format/idx.h"
 #include "fuzz_target.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,5 +1,5 @@
 // Dataset manifests (manifest.json), as read from the object store.
-#include "data/manifest.h"
+#include "data/format/manifest.h"
 #include "fuzz_target.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

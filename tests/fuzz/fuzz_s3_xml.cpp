@@ -1,5 +1,5 @@
 // The S3 server's XML: error bodies and ListObjectsV2 pages.
-#include "data/s3_xml.h"
+#include "data/store/s3_xml.h"
 #include "fuzz_target.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,7 +1,7 @@
 // HDF5 shards as the loader maps them: a 4x4 u8 "image" and an i64 "label" per
 // sample (the schema of the committed corpus). Every sample's bytes are read,
 // so a shard whose datasets are shorter than they claim shows under ASan.
-#include "data/mapped_shard.h"
+#include "data/format/mapped_shard.h"
 #include "fuzz_target.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,9 +1,9 @@
-// Loader-side augmentation (data/augment.h): the crop and flip against a naive
+// Loader-side augmentation (data/loader/augment.h): the crop and flip against a naive
 // pad-crop-mirror reference, the draws' ranges, and through the real loader: each
 // sample keyed by (seed, epoch, its dataset index), the same bytes from two
 // loaders, different bytes in another epoch, and a resumed epoch equal to an
 // uninterrupted one byte for byte (with several decode threads racing).
-#include "data/augment.h"
+#include "data/loader/augment.h"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +12,8 @@
 #include <set>
 
 #include "base/error.h"
-#include "data/loader.h"
-#include "data/shard.h"
+#include "data/format/shard.h"
+#include "data/loader/loader.h"
 #include "loader_test_util.h"
 
 using namespace strata::data;

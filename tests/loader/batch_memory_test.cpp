@@ -8,7 +8,7 @@
 #include <mutex>
 #include <set>
 
-#include "data/loader.h"
+#include "data/loader/loader.h"
 #include "loader_test_util.h"
 #include "token_loader_test_util.h"
 

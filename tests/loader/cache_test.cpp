@@ -9,7 +9,7 @@
 #include <numeric>
 
 #include "base/error.h"
-#include "data/shard_cache.h"
+#include "data/loader/shard_cache.h"
 #include "loader_test_util.h"
 
 using namespace strata::data;

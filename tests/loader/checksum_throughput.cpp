@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "data/manifest.h"
+#include "data/format/manifest.h"
 
 int main(int argc, char** argv) {
   namespace fs = std::filesystem;

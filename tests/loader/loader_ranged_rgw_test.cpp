@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "../data_io/rgw_env.h"
-#include "data/loader.h"
-#include "data/s3_source.h"
+#include "data/loader/loader.h"
+#include "data/store/s3_source.h"
 #include "loader_test_util.h"
 
 using namespace strata::data;

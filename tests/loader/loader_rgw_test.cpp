@@ -10,9 +10,9 @@
 
 #include "../data_io/proxy_process.h"
 #include "../data_io/rgw_env.h"
-#include "data/loader.h"
-#include "data/s3_source.h"
-#include "data/shard_cache.h"
+#include "data/loader/loader.h"
+#include "data/loader/shard_cache.h"
+#include "data/store/s3_source.h"
 #include "loader_test_util.h"
 
 using namespace strata::data;

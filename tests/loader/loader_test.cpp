@@ -3,7 +3,7 @@
 // manifest), remote reads with half the data cached against an independent
 // farthest-next-use simulation, exactly-once coverage through the real pipeline,
 // mid-epoch and elastic restore, transforms, errors.
-#include "data/loader.h"
+#include "data/loader/loader.h"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 #include <stdexcept>
 
 #include "base/error.h"
-#include "data/shard.h"
+#include "data/format/shard.h"
 #include "loader_test_util.h"
 
 using namespace strata::data;

@@ -18,11 +18,11 @@
 #include <thread>
 #include <vector>
 
-#include "data/file_source.h"
-#include "data/manifest.h"
-#include "data/packer.h"
-#include "data/shard.h"
-#include "data/source.h"
+#include "data/format/manifest.h"
+#include "data/format/packer.h"
+#include "data/format/shard.h"
+#include "data/store/file_source.h"
+#include "data/store/source.h"
 
 namespace strata::data::testing {
 namespace fs = std::filesystem;

@@ -8,8 +8,8 @@
 #include <functional>
 
 #include "base/error.h"
-#include "data/loader.h"
-#include "data/shard_cache.h"
+#include "data/loader/loader.h"
+#include "data/loader/shard_cache.h"
 #include "loader_test_util.h"
 #include "token_loader_test_util.h"
 

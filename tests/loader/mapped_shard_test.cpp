@@ -1,7 +1,7 @@
 // MappedShard reads the same bytes as ShardData::read: in place for contiguous
 // shards, by falling back to ShardData for deflated (chunked) ones; and it names
 // the file when a shard does not match the schema.
-#include "data/mapped_shard.h"
+#include "data/format/mapped_shard.h"
 
 #include <gtest/gtest.h>
 

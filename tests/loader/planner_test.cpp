@@ -6,8 +6,8 @@
 #include <set>
 
 #include "base/error.h"
-#include "data/order_planner.h"
-#include "data/staging_plan.h"
+#include "data/loader/order_planner.h"
+#include "data/loader/staging_plan.h"
 
 using namespace strata::data;
 

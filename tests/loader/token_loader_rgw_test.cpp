@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "../data_io/rgw_env.h"
-#include "data/s3_source.h"
+#include "data/store/s3_source.h"
 #include "token_loader_test_util.h"
 
 using namespace strata::data;

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
-#include "data/token_loader.h"
+#include "data/loader/token_loader.h"
 #include "token_loader_test_util.h"
 
 using namespace strata::data;

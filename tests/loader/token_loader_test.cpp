@@ -4,7 +4,7 @@
 // epoch with the same global batches at world sizes 1, 2, 3, orders per (seed,
 // epoch), exact and elastic mid-epoch resume, refused restores and evaluation
 // padding. token_loader_staging_test.cpp: the cache, errors and metrics.
-#include "data/token_loader.h"
+#include "data/loader/token_loader.h"
 
 #include <gtest/gtest.h>
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "data/token_loader.h"
-#include "data/token_packer.h"
+#include "data/format/token_packer.h"
+#include "data/loader/token_loader.h"
 #include "loader_test_util.h"
 
 namespace strata::data::testing {

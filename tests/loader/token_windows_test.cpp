@@ -2,7 +2,7 @@
 // counts, a shuffled order that is a permutation depending on (seed, epoch) only,
 // stream order without shuffle, and the remainder rules (drop whole global
 // batches only; pad by repeating the head, with the real positions counted).
-#include "data/token_windows.h"
+#include "data/loader/token_windows.h"
 
 #include <gtest/gtest.h>
 

@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "data/loader.h"
-#include "data/packer.h"
+#include "data/format/packer.h"
+#include "data/loader/loader.h"
 #include "models/registry.h"
 #include "train/trainer/trainer.h"
 

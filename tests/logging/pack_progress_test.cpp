@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "data/packer.h"
+#include "data/format/packer.h"
 
 namespace {
 namespace fs = std::filesystem;

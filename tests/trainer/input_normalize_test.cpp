@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "data/transforms.h"
+#include "data/loader/transforms.h"
 #include "kernels/device_ops.h"
 #include "train/trainer/batch_tensors.h"
 

@@ -1,0 +1,294 @@
+// DatasetPacker and the three input readers of strata-pack.
+#include "data/format/packer.h"
+
+#include <openssl/rand.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cstdio>
+#include <fstream>
+
+#include "base/error.h"
+#include "data/format/idx.h"
+#include "data/format/manifest_auth.h"
+#include "data/format/shard.h"
+#include "data/format/shard_crypt.h"
+
+namespace strata::data {
+namespace fs = std::filesystem;
+
+namespace {
+
+// 16 random bytes naming one packed dataset in its shards' authenticated data:
+// an object copied from another dataset packed with the same key fails its tag.
+std::string random_dataset_id() {
+  unsigned char b[16];
+  if (RAND_bytes(b, sizeof b) != 1)
+    throw Error("strata-pack: no random bytes from OpenSSL for the dataset id");
+  static const char* digits = "0123456789abcdef";
+  std::string s;
+  for (unsigned char c : b) {
+    s += digits[c >> 4];
+    s += digits[c & 15];
+  }
+  return s;
+}
+
+}  // namespace
+
+struct DatasetPacker::Impl {
+  std::vector<FieldSpec> schema;
+  PackOptions opt;
+  std::unique_ptr<Source> out;
+  fs::path tmp_dir;
+  std::unique_ptr<ShardWriter> writer;
+  fs::path writer_path;
+  Manifest manifest;
+};
+
+DatasetPacker::DatasetPacker(std::vector<FieldSpec> schema, PackOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  auto& m = *impl_;
+  if (options.shard_bytes <= 0) throw ConfigError("shard size must be positive");
+  if (options.prefix.empty() || options.prefix.find('/') == 0)
+    throw ConfigError("shard prefix must be a non-empty relative name, got '" + options.prefix + "'");
+  m.schema = std::move(schema);
+  m.opt = std::move(options);
+  m.out = open_source(m.opt.out_url, m.opt.source);
+  static std::atomic<int> packers{0};  // several packers may run in one process
+  m.tmp_dir = fs::temp_directory_path() /
+              ("strata-pack-" + std::to_string(::getpid()) + "-" + std::to_string(packers++));
+  fs::create_directories(m.tmp_dir);
+  m.manifest.schema = m.schema;
+  m.manifest.compression = m.opt.deflate_level > 0 ? "deflate" : "none";
+  if (m.opt.key) m.manifest.encryption = {"aes-256-gcm", m.opt.key->id(), random_dataset_id(), ""};
+}
+
+DatasetPacker::~DatasetPacker() {
+  std::error_code ec;
+  impl_->writer.reset();
+  fs::remove_all(impl_->tmp_dir, ec);
+}
+
+void DatasetPacker::add(const std::vector<std::pair<const void*, size_t>>& fields) {
+  auto& m = *impl_;
+  if (!m.writer) {
+    char name[64];
+    std::snprintf(name, sizeof name, "-%05zu.h5", m.manifest.shards.size());
+    const std::string shard = m.opt.prefix + name;
+    m.writer_path = m.tmp_dir / fs::path(shard).filename();
+    m.writer = std::make_unique<ShardWriter>(m.writer_path.string(), m.schema, m.opt.deflate_level);
+    m.manifest.shards.push_back(ShardInfo{shard, 0, 0, "", 0, ""});
+  }
+  m.writer->add(fields);
+  if (m.writer->bytes_buffered() >= m.opt.shard_bytes) seal();
+}
+
+void DatasetPacker::seal() {
+  auto& m = *impl_;
+  if (!m.writer) return;
+  ShardInfo& info = m.manifest.shards.back();
+  info.samples = m.writer->samples();
+  m.writer->finish();
+  m.writer.reset();
+  if (m.opt.key) {
+    // The plaintext never leaves this machine: only the encrypted object is uploaded.
+    const auto index = static_cast<int64_t>(m.manifest.shards.size()) - 1;
+    const EncryptedSizes e = encrypt_shard_in_place(m.writer_path, *m.opt.key,
+                                                    {m.manifest.encryption.dataset_id, info.name, index});
+    info.bytes = e.bytes;
+    info.checksum = e.checksum;
+    info.plain_bytes = e.plain_bytes;
+    info.plain_checksum = e.plain_checksum;
+    m.out->put_file(info.name, m.writer_path);
+    fs::remove(m.writer_path);
+  } else {
+    info.bytes = static_cast<int64_t>(fs::file_size(m.writer_path));
+    info.checksum = checksum_file(m.writer_path.string());
+    m.out->put_file(info.name, m.writer_path);
+    fs::remove(m.writer_path);
+  }
+  if (m.opt.log)
+    m.opt.log("wrote " + info.name + ": " + std::to_string(info.samples) + " samples, " +
+              std::to_string(info.bytes) + " bytes");
+}
+
+int64_t DatasetPacker::shards_sealed() const {
+  const auto& m = *impl_;
+  return static_cast<int64_t>(m.manifest.shards.size()) - (m.writer ? 1 : 0);
+}
+
+Manifest DatasetPacker::finish(std::vector<std::string> class_names, int64_t vocab_size) {
+  auto& m = *impl_;
+  seal();
+  m.manifest.class_names = std::move(class_names);
+  m.manifest.vocab_size = vocab_size;
+  if (m.opt.key) seal_manifest(m.manifest, *m.opt.key);
+  const std::string text = m.manifest.to_json();
+  m.out->put("manifest.json", std::vector<uint8_t>(text.begin(), text.end()));
+  if (m.opt.log)
+    m.opt.log("wrote manifest.json: " + std::to_string(m.manifest.shards.size()) + " shards, " +
+              std::to_string(m.manifest.total_samples()) + " samples, to " + m.out->url() +
+              (m.opt.key ? ", encrypted (AES-256-GCM, key id " + m.opt.key->id() + ")" : ""));
+  return m.manifest;
+}
+
+int64_t parse_size(const std::string& text) {
+  size_t pos = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &pos);
+  } catch (const std::exception&) {
+    throw ConfigError("invalid size '" + text + "' (examples: 4096, 64MB, 8MiB)");
+  }
+  std::string unit = text.substr(pos);
+  for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const bool binary = unit.size() == 3 && unit.substr(1) == "IB";
+  const double base = binary ? 1024.0 : 1000.0;
+  if (unit.empty() || unit == "B") return static_cast<int64_t>(v);
+  if (unit.size() > 3 || (unit.size() == 2 && unit[1] != 'B') || (unit.size() == 3 && !binary))
+    throw ConfigError("invalid size unit in '" + text + "' (use B, KB, MB, GB, KiB, MiB, GiB)");
+  const std::string prefixes = "KMGT";
+  const auto p = prefixes.find(unit[0]);
+  if (p == std::string::npos) throw ConfigError("invalid size unit in '" + text + "'");
+  double f = v;
+  for (size_t i = 0; i <= p; ++i) f *= (unit.size() == 1 ? 1024.0 : base);
+  if (v <= 0) throw ConfigError("size must be positive, got '" + text + "'");
+  return static_cast<int64_t>(f);
+}
+
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& d) {
+  std::string s;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (i) s += " x ";
+    s += std::to_string(d[i]);
+  }
+  return s;
+}
+
+// Tells options.progress of one more input of `bytes` bytes.
+class ProgressReport {
+ public:
+  ProgressReport(const PackOptions& o, std::string unit, int64_t inputs_total, int64_t bytes_total) : o_(o) {
+    p_.unit = std::move(unit);
+    p_.inputs_total = inputs_total;
+    p_.bytes_total = bytes_total;
+  }
+  void input_done(int64_t bytes, const DatasetPacker& packer) {
+    if (!o_.progress) return;
+    p_.inputs_done++;
+    p_.bytes_done += bytes;
+    p_.shards_sealed = packer.shards_sealed();
+    o_.progress(p_);
+  }
+  // After DatasetPacker::finish: the last shard is sealed too.
+  Manifest finished(Manifest m) {
+    p_.shards_sealed = static_cast<int64_t>(m.shards.size());
+    if (o_.progress) o_.progress(p_);
+    return m;
+  }
+
+ private:
+  const PackOptions& o_;
+  PackProgress p_;
+};
+
+}  // namespace
+
+Manifest pack_idx(const std::string& images, const std::string& labels, const PackOptions& options) {
+  const IdxArray img = read_idx(images);
+  const IdxArray lab = read_idx(labels);
+  if (img.type != 0x08 || img.dims.size() < 2)
+    throw IoError("IDX images " + images + ": expected unsigned bytes with rank >= 2, got type 0x" +
+                  std::to_string(img.type) + " of shape " + shape_text(img.dims));
+  if (lab.type != 0x08 || lab.dims.size() != 1)
+    throw IoError("IDX labels " + labels + ": expected unsigned bytes of rank 1, got shape " +
+                  shape_text(lab.dims));
+  if (img.count() != lab.count())
+    throw IoError("IDX image/label count mismatch: " + images + " has " + std::to_string(img.count()) +
+                  " images, " + labels + " has " + std::to_string(lab.count()) + " labels");
+  FieldSpec image{"image", "u8", std::vector<int64_t>(img.dims.begin() + 1, img.dims.end()), false};
+  const auto per = static_cast<size_t>(image.bytes_per_sample());
+  DatasetPacker packer({image, {"label", "i64", {}, false}}, options);
+  ProgressReport report(options, "images", img.count(), img.count() * static_cast<int64_t>(per));
+  for (int64_t i = 0; i < img.count(); ++i) {
+    const int64_t label = lab.data[static_cast<size_t>(i)];
+    packer.add({{img.data.data() + static_cast<size_t>(i) * per, per}, {&label, sizeof label}});
+    report.input_done(static_cast<int64_t>(per), packer);
+  }
+  return report.finished(packer.finish());
+}
+
+Manifest pack_files(const fs::path& root, const PackOptions& options) {
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) throw IoError("input directory " + root.string() + " does not exist");
+  std::vector<std::string> classes;
+  for (const auto& e : fs::directory_iterator(root))
+    if (e.is_directory()) classes.push_back(e.path().filename().string());
+  std::sort(classes.begin(), classes.end());
+  if (classes.empty())
+    throw IoError("input directory " + root.string() + " has no subdirectories (expected one per class)");
+  DatasetPacker packer({{"bytes", "u8", {}, true}, {"label", "i64", {}, false}}, options);
+  // every file listed first, so that the progress knows the total
+  std::vector<std::vector<fs::path>> files(classes.size());
+  int64_t count = 0, bytes = 0;
+  for (size_t c = 0; c < classes.size(); ++c) {
+    for (const auto& e : fs::recursive_directory_iterator(root / classes[c]))
+      if (e.is_regular_file()) {
+        files[c].push_back(e.path());
+        bytes += static_cast<int64_t>(e.file_size());
+      }
+    std::sort(files[c].begin(), files[c].end());
+    count += static_cast<int64_t>(files[c].size());
+  }
+  ProgressReport report(options, "files", count, bytes);
+  std::vector<char> buf;
+  for (size_t c = 0; c < classes.size(); ++c) {
+    const auto label = static_cast<int64_t>(c);
+    for (const auto& f : files[c]) {
+      std::ifstream in(f, std::ios::binary);
+      buf.assign(std::istreambuf_iterator<char>(in), {});
+      if (in.bad()) throw IoError("cannot read " + f.string());
+      packer.add({{buf.data(), buf.size()}, {&label, sizeof label}});
+      report.input_done(static_cast<int64_t>(buf.size()), packer);
+    }
+  }
+  return report.finished(packer.finish(classes));
+}
+
+Manifest pack_raw(const std::string& input, const std::string& dtype, int64_t sample_elems,
+                  const PackOptions& options) {
+  if (sample_elems <= 0)
+    throw ConfigError("record length must be positive, got " + std::to_string(sample_elems));
+  FieldSpec field{dtype == "u8" ? "data" : "tokens", dtype, {sample_elems}, false};
+  if (dtype != "u8" && dtype != "u16" && dtype != "i32")
+    throw ConfigError("raw element type must be u8, u16 or i32, got '" + dtype + "'");
+  const auto per = static_cast<size_t>(field.bytes_per_sample());
+  std::ifstream in(input, std::ios::binary);
+  if (!in) throw IoError("cannot open raw input " + input);
+  DatasetPacker packer({field}, options);
+  std::error_code ec;
+  const auto size = static_cast<int64_t>(fs::file_size(input, ec));
+  ProgressReport report(options, "records", ec ? 0 : size / static_cast<int64_t>(per),
+                        ec ? 0 : size / static_cast<int64_t>(per) * static_cast<int64_t>(per));
+  std::vector<char> rec(per);
+  int64_t n = 0;
+  while (in.read(rec.data(), static_cast<std::streamsize>(per))) {
+    packer.add({{rec.data(), per}});
+    report.input_done(static_cast<int64_t>(per), packer);
+    ++n;
+  }
+  if (in.bad()) throw IoError("read error in raw input " + input);
+  if (in.gcount() > 0 && options.log)
+    options.log("dropped a trailing partial record of " + std::to_string(in.gcount()) +
+                " bytes at the end of " + input);
+  if (n == 0)
+    throw IoError("raw input " + input + " holds no complete record of " + std::to_string(per) + " bytes");
+  return report.finished(packer.finish());
+}
+
+}  // namespace strata::data

@@ -1,0 +1,79 @@
+// Packing samples into HDF5 shards plus manifest.json (the logic behind
+// strata-pack). Shards are written to a local temporary directory, each one
+// uploaded to the output URL as soon as it is sealed, and manifest.json is
+// uploaded last: a dataset whose packing died half way has no manifest.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data/format/data_key.h"
+#include "data/format/manifest.h"
+#include "data/store/source.h"
+
+namespace strata::data {
+
+// How far a packing has come (PackOptions::progress): inputs (files, images,
+// records) and their bytes read, of how many, and the shards sealed so far.
+struct PackProgress {
+  std::string unit;  // what an input is: "files", "images", "records", "tokens"
+  int64_t inputs_done = 0, inputs_total = 0;
+  int64_t bytes_done = 0, bytes_total = 0;
+  int64_t shards_sealed = 0;
+};
+
+struct PackOptions {
+  std::string out_url;               // file dir, file://, s3://bucket/prefix
+  int64_t shard_bytes = 64ll << 20;  // seal a shard once its samples reach this size
+  int deflate_level = 0;             // 0 = uncompressed contiguous datasets
+  std::string prefix = "shard";      // shard names: <prefix>-00000.h5, ...
+  SourceOptions source;
+  // Set: every shard is stored encrypted with this key (AES-256-GCM,
+  // data/format/shard_crypt.h) and the manifest says so and is sealed with it.
+  std::shared_ptr<const DataKey> key;
+  std::function<void(const std::string&)> log;  // progress lines; may be empty
+  // Called after every input (the caller throttles what it draws); may be empty.
+  std::function<void(const PackProgress&)> progress;
+};
+
+class DatasetPacker {
+ public:
+  DatasetPacker(std::vector<FieldSpec> schema, PackOptions options);
+  ~DatasetPacker();
+  // One sample: one byte span per schema field, in schema order.
+  void add(const std::vector<std::pair<const void*, size_t>>& fields);
+  // Seals the last shard, uploads manifest.json and returns the manifest.
+  // `vocab_size` > 0 marks a token dataset (Manifest::vocab_size).
+  Manifest finish(std::vector<std::string> class_names = {}, int64_t vocab_size = 0);
+  int64_t shards_sealed() const;
+
+ private:
+  void seal();
+
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// "64MB" -> 64000000, "8MiB" -> 8388608, "4096" -> 4096 (K, M, G, T; KB/KiB ...).
+int64_t parse_size(const std::string& text);
+
+// IDX images (u8, N x H x W ...) and labels (u8, N): fields "image" u8 [H,W,...]
+// and "label" i64. Either file may be gzip-compressed.
+Manifest pack_idx(const std::string& images, const std::string& labels, const PackOptions& options);
+
+// One sample per file under root/<class>/...: fields "bytes" (variable u8, the
+// file's contents) and "label" i64 (index of <class> among the sorted
+// subdirectory names, which the manifest records as class_names).
+Manifest pack_files(const std::filesystem::path& root, const PackOptions& options);
+
+// Fixed-size records of a raw file. dtype "u8" with element count
+// `sample_elems` gives field "data" u8 [n]; "u16"/"i32" give field "tokens"
+// [n] (token sequences of n tokens, native byte order). A trailing partial
+// record is dropped (and reported through options.log).
+Manifest pack_raw(const std::string& input, const std::string& dtype, int64_t sample_elems,
+                  const PackOptions& options);
+
+}  // namespace strata::data

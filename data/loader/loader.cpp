@@ -1,0 +1,224 @@
+#include "data/loader/loader.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "base/error.h"
+#include "data/loader/prefetch_pipeline.h"
+#include "data/loader/staging_plan.h"
+
+namespace strata::data {
+
+Loader::Loader(LoaderOptions options) : opts_(std::move(options)) {
+  source_ = open_source(opts_.url, opts_.source);
+  init();
+}
+
+Loader::Loader(LoaderOptions options, std::unique_ptr<Source> source)
+    : opts_(std::move(options)), source_(std::move(source)) {
+  if (!source_) throw ConfigError("loader: no source given");
+  init();
+}
+
+Loader::~Loader() { pipeline_.reset(); }
+
+std::filesystem::path dataset_cache_dir(const std::filesystem::path& root, const std::string& url) {
+  // a readable tail of the URL plus a hash of all of it
+  std::string tail;
+  for (char c : url.substr(url.size() > 40 ? url.size() - 40 : 0))
+    tail += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ? c : '_';
+  while (!tail.empty() && tail.front() == '_') tail.erase(tail.begin());
+  std::string h = checksum_bytes(url.data(), url.size());  // "xxh3:<16 hex>"
+  return root / (tail + "-" + h.substr(h.find(':') + 1, 12));
+}
+
+void Loader::init() {
+  if (opts_.world_size < 1 || opts_.rank < 0 || opts_.rank >= opts_.world_size)
+    throw ConfigError("loader: rank " + std::to_string(opts_.rank) + " is outside world size " +
+                      std::to_string(opts_.world_size));
+  if (opts_.batch_size < 1)
+    throw ConfigError("loader: batch size must be >= 1, got " + std::to_string(opts_.batch_size));
+  if (opts_.lookahead_bytes < 0) throw ConfigError("loader: look-ahead bytes must be >= 0");
+  cache_ = std::make_unique<ShardCache>(
+      *source_, ShardCacheOptions{.dir = dataset_cache_dir(opts_.cache_dir, opts_.url),
+                                  .capacity_bytes = opts_.cache_bytes,
+                                  .lifetime = opts_.lifetime,
+                                  .download_stall_timeout_s = opts_.download_stall_timeout_s,
+                                  .key = opts_.key});
+  const Manifest& m = cache_->manifest();
+  for (auto& f : m.schema) {
+    const NormalizeU8* norm = nullptr;
+    for (auto& n : opts_.normalize)
+      if (n.field == f.name) norm = &n;
+    const AugmentU8* aug = nullptr;
+    for (auto& a : opts_.augment)
+      if (a.field == f.name) aug = &a;
+    transforms_.emplace_back(f, norm, aug);
+  }
+  for (auto& n : opts_.normalize) m.field(n.field);  // throws for an unknown field name
+  for (auto& a : opts_.augment) m.field(a.field);
+  int64_t first = 0;
+  for (auto& s : m.shards) {
+    shard_samples_.push_back(s.samples);
+    shard_first_sample_.push_back(first);
+    first += s.samples;
+  }
+  if (batches_per_epoch() == 0)
+    throw ConfigError("loader: dataset " + opts_.url + " has " + std::to_string(m.total_samples()) +
+                      " samples, fewer than one global batch of " + std::to_string(global_batch()));
+  check_capacity(required_cache_bytes(0), 0);
+}
+
+int Loader::ring() const { return opts_.ring_batches > 0 ? opts_.ring_batches : opts_.decode_threads + 2; }
+
+OrderOptions Loader::order_options() const {
+  OrderOptions o;
+  o.seed = opts_.seed;
+  o.global_batch = global_batch();
+  o.shuffle_window = opts_.shuffle_window;
+  o.shuffle = opts_.shuffle;
+  o.remainder = opts_.remainder;
+  return o;
+}
+
+std::vector<SampleRef> Loader::rank_order_of(int64_t epoch, int64_t first_step) const {
+  auto global = global_order(shard_samples_, order_options(), epoch);
+  return rank_order(global, global_batch(), opts_.world_size, opts_.rank, first_step);
+}
+
+int64_t Loader::batches_per_epoch() const {
+  int64_t total = 0;
+  for (auto n : shard_samples_) total += n;
+  return global_batches(total, order_options());
+}
+
+int64_t Loader::required_cache_bytes(int64_t epoch) const {
+  return node_cache_need(StagingPlan(rank_order_of(epoch, 0), cache_->manifest()));
+}
+
+int64_t Loader::node_cache_need(const StagingPlan& plan) const {
+  int64_t in_use = plan.max_bytes_in_span(static_cast<int64_t>(ring()) * opts_.batch_size);
+  // a cache that holds the whole dataset never has to wait for an eviction
+  int64_t whole = cache_->manifest().total_bytes();
+  int64_t per_rank = std::min(in_use + opts_.lookahead_bytes, whole);
+  return std::min(per_rank * std::max(opts_.local_ranks, 1), whole);
+}
+
+void Loader::check_capacity(int64_t need, int64_t epoch) const {
+  if (opts_.cache_bytes < need)
+    throw ConfigError("loader: cache capacity " + std::to_string(opts_.cache_bytes) +
+                      " bytes is smaller than the " + std::to_string(need) +
+                      " bytes that must be in the cache at once in epoch " + std::to_string(epoch) +
+                      " (look-ahead " + std::to_string(opts_.lookahead_bytes) + " + shards in use by " +
+                      std::to_string(ring()) + " batches, x" + std::to_string(opts_.local_ranks) +
+                      " local ranks, at most the whole dataset)");
+}
+
+void Loader::start_at(int64_t epoch, int64_t step) {
+  pipeline_.reset();
+  // The order of this epoch was usually computed already, as the "next" epoch.
+  std::vector<SampleRef> order;
+  if (next_order_epoch_ == epoch) {
+    auto from = std::min<size_t>(static_cast<size_t>(step * opts_.batch_size), next_order_.size());
+    order.assign(next_order_.begin() + static_cast<std::ptrdiff_t>(from), next_order_.end());
+  } else {
+    order = rank_order_of(epoch, step);
+  }
+  StagingPlan plan(order, cache_->manifest());
+  check_capacity(node_cache_need(plan), epoch);
+  epoch_ = epoch;
+  start_step_ = step;
+  started_ = true;
+  // The next epoch's first uses let eviction keep what the next epoch opens with.
+  next_order_ = rank_order_of(epoch + 1, 0);
+  next_order_epoch_ = epoch + 1;
+  next_epoch_first_use_.assign(shard_samples_.size(), -1);
+  for (size_t p = next_order_.size(); p-- > 0;)
+    next_epoch_first_use_[static_cast<size_t>(next_order_[p].shard)] = static_cast<int64_t>(p);
+  PipelineConfig cfg;
+  cfg.batch = opts_.batch_size;
+  cfg.lookahead_bytes = opts_.lookahead_bytes;
+  cfg.staging_threads = opts_.staging_threads;
+  cfg.decode_threads = opts_.decode_threads;
+  cfg.ring = ring();
+  cfg.next_epoch_first_use = next_epoch_first_use_;
+  cfg.seed = opts_.seed;
+  cfg.epoch = epoch;
+  cfg.shard_first_sample = shard_first_sample_;
+  cfg.memory = opts_.batch_memory;
+  pipeline_ = std::make_unique<PrefetchPipeline>(*cache_, cache_->manifest().schema, transforms_,
+                                                 std::move(order), std::move(plan), cfg);
+}
+
+void Loader::start_epoch(int64_t epoch) {
+  if (epoch < 0) throw ConfigError("loader: epoch must be >= 0");
+  reset_metrics();
+  start_at(epoch, 0);
+}
+
+void Loader::reset_metrics() {
+  wait_s_ = 0;
+  base_ = StagingCounters::read(*source_, *cache_);
+}
+
+bool Loader::next(HostBatch& out) {
+  if (!started_) start_epoch(0);
+  int64_t step = start_step_ + pipeline_->consumed();
+  if (!pipeline_->next(out, &wait_s_)) return false;
+  // Padding (Remainder::kPad) repeats samples at the end of the global order, and
+  // a rank's slice is contiguous: rows past the dataset's end are a suffix.
+  int64_t first = step * global_batch() + static_cast<int64_t>(opts_.rank) * opts_.batch_size;
+  out.valid = std::clamp<int64_t>(cache_->manifest().total_samples() - first, 0, out.size);
+  return true;
+}
+
+SourcePosition Loader::position() const {
+  int64_t step = start_step_ + (pipeline_ ? pipeline_->consumed() : 0);
+  return SourcePosition{{"epoch", epoch_},
+                        {"step", step},
+                        {"seed", static_cast<int64_t>(opts_.seed)},
+                        {"global_batch", global_batch()},
+                        {"world_size", opts_.world_size},
+                        {"rank", opts_.rank}};
+}
+
+void Loader::restore(const SourcePosition& pos) {
+  auto get = [&](const char* key) {
+    auto it = pos.find(key);
+    if (it == pos.end()) throw ConfigError(std::string("loader: position has no '") + key + "'");
+    return it->second;
+  };
+  int64_t epoch = get("epoch"), step = get("step");
+  if (get("seed") != static_cast<int64_t>(opts_.seed))
+    throw ConfigError("loader: position was saved with seed " + std::to_string(get("seed")) +
+                      ", this run has seed " + std::to_string(opts_.seed));
+  if (get("global_batch") != global_batch())
+    throw ConfigError("loader: position was saved with global batch " + std::to_string(get("global_batch")) +
+                      ", this run has " + std::to_string(global_batch()) + " (batch size x world size)");
+  if (epoch < 0 || step < 0 || step > batches_per_epoch())
+    throw ConfigError("loader: position step " + std::to_string(step) + " is outside epoch of " +
+                      std::to_string(batches_per_epoch()) + " steps");
+  reset_metrics();  // figures restart with the resumed part of the epoch
+  start_at(epoch, step);
+}
+
+DataMetrics Loader::metrics() const {
+  DataMetrics m;
+  m.wait_seconds = wait_s_;
+  m.batches = pipeline_ ? pipeline_->consumed() : 0;
+  m.samples = m.batches * opts_.batch_size;
+  int64_t per_sample = 0;
+  for (auto& t : transforms_) per_sample += t.out_bytes();
+  m.sample_bytes = m.samples * per_sample;
+  m.shards_staged = pipeline_ ? pipeline_->uses_staged() : 0;
+  m.shard_uses = pipeline_ ? static_cast<int64_t>(pipeline_->plan().uses().size()) : 0;
+  StagingCounters::read(*source_, *cache_).fill_since(base_, m);
+  return m;
+}
+
+IoTotals Loader::io_totals() const {
+  const SourceStats& s = source_->stats();
+  return {s.requests, s.bytes};
+}
+
+}  // namespace strata::data

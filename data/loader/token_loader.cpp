@@ -1,0 +1,197 @@
+// TokenLoader (see token_loader.h): options and manifest checks, epochs, the
+// batch copy out of the mapped shards, position and metrics.
+#include "data/loader/token_loader.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "base/error.h"
+#include "data/loader/loader.h"
+#include "data/loader/token_stream.h"
+
+namespace strata::data {
+
+TokenLoader::TokenLoader(TokenLoaderOptions options) : opts_(std::move(options)) {
+  source_ = open_source(opts_.url, opts_.source);
+  init();
+}
+
+TokenLoader::TokenLoader(TokenLoaderOptions options, std::unique_ptr<Source> source)
+    : opts_(std::move(options)), source_(std::move(source)) {
+  if (!source_) throw ConfigError("token loader: no source given");
+  init();
+}
+
+TokenLoader::~TokenLoader() = default;
+
+void TokenLoader::init() {
+  const std::string where = "token loader (" + opts_.url + "): ";
+  if (opts_.world_size < 1 || opts_.rank < 0 || opts_.rank >= opts_.world_size)
+    throw ConfigError(where + "rank " + std::to_string(opts_.rank) + " is outside world size " +
+                      std::to_string(opts_.world_size));
+  if (opts_.batch_size < 1)
+    throw ConfigError(where + "batch size must be >= 1, got " + std::to_string(opts_.batch_size));
+  if (opts_.context < 1)
+    throw ConfigError(where + "context length must be >= 1, got " + std::to_string(opts_.context));
+  if (opts_.local_ranks < 1)
+    throw ConfigError(where + "local ranks must be >= 1, got " + std::to_string(opts_.local_ranks));
+  cache_ = std::make_unique<ShardCache>(
+      *source_, ShardCacheOptions{.dir = dataset_cache_dir(opts_.cache_dir, opts_.url),
+                                  .capacity_bytes = opts_.cache_bytes,
+                                  .lifetime = opts_.lifetime,
+                                  .download_stall_timeout_s = opts_.download_stall_timeout_s,
+                                  .key = opts_.key});
+  validate_manifest();
+  const Manifest& m = manifest();
+  // Shuffled windows reach every shard within a few batches, and the maps keep
+  // every staged shard in use: the whole dataset is cached, once per node.
+  if (opts_.cache_bytes < m.total_bytes())
+    throw ConfigError(where + "cache capacity " + std::to_string(opts_.cache_bytes) +
+                      " bytes is smaller than the dataset's " + std::to_string(m.total_bytes()) +
+                      " bytes; a token dataset is cached whole (once for the node's " +
+                      std::to_string(opts_.local_ranks) + " local ranks)");
+  stream_ = std::make_unique<TokenStream>(*cache_, opts_.staging_threads);
+  windows_ = TokenWindows(stream_->tokens(), opts_.context,
+                          {opts_.seed, global_batch(), opts_.shuffle, opts_.remainder});
+  if (batches_per_epoch() == 0)
+    throw ConfigError(where + "the dataset holds " + std::to_string(stream_->tokens()) + " tokens, " +
+                      std::to_string(windows_.windows()) + " windows of context " +
+                      std::to_string(opts_.context) + " (each reads context + 1 tokens): " +
+                      (windows_.windows() == 0
+                           ? std::string("not one window")
+                           : "fewer than one global batch of " + std::to_string(global_batch()) +
+                                 " windows (batch " + std::to_string(opts_.batch_size) + " x world size " +
+                                 std::to_string(opts_.world_size) + ")"));
+}
+
+void TokenLoader::validate_manifest() const {
+  const Manifest& m = manifest();
+  const std::string where = "token loader: dataset " + opts_.url;
+  if (m.vocab_size <= 0)
+    throw ConfigError(where +
+                      " is not a token dataset: its manifest has no vocab_size (docs/data-format.md)");
+  // Manifest::from_json already refuses vocab_size beside another schema; this
+  // keeps the loader's reading of the shards honest on its own.
+  const bool ok = m.schema.size() == 1 && m.schema[0].name == "tokens" &&
+                  (m.schema[0].dtype == "u16" || m.schema[0].dtype == "i32") && m.schema[0].shape.empty() &&
+                  !m.schema[0].variable;
+  if (!ok)
+    throw ConfigError(where + ": a token dataset's schema must be one scalar field 'tokens' of u16 or i32");
+  // Token ids are not checked against vocab_size here (per window it would cost
+  // more than the copy); strata-pack tokens refuses to write one out of range.
+}
+
+void TokenLoader::start_at(int64_t epoch, int64_t step) {
+  windows_.start_epoch(epoch);
+  step_ = step;
+  batches_ = 0;
+  started_ = true;
+}
+
+void TokenLoader::start_epoch(int64_t epoch) {
+  if (epoch < 0) throw ConfigError("token loader: epoch must be >= 0, got " + std::to_string(epoch));
+  reset_metrics();
+  start_at(epoch, 0);
+}
+
+void TokenLoader::reset_metrics() {
+  wait_s_ = 0;
+  base_ = StagingCounters::read(*source_, *cache_);
+  base_staged_ = stream_->shards_staged();
+}
+
+bool TokenLoader::next(HostBatch& out) {
+  if (!started_) start_epoch(0);
+  if (step_ >= batches_per_epoch()) return false;
+  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t b = opts_.batch_size, t = opts_.context;
+  const int64_t first = step_ * global_batch() + static_cast<int64_t>(opts_.rank) * b;
+  // Windows of this rank's slice; the shards they reach are staged first.
+  row_windows_.resize(static_cast<size_t>(b));
+  std::vector<int32_t> missing;
+  for (int64_t i = 0; i < b; ++i) {
+    const int64_t k = windows_.window_at(first + i);
+    row_windows_[static_cast<size_t>(i)] = k;
+    stream_->missing(windows_.first_token(k), t + 1, missing);
+  }
+  stream_->stage(missing);
+
+  out.fields.resize(2);
+  for (int f = 0; f < 2; ++f) {
+    HostArray& a = out.fields[static_cast<size_t>(f)];
+    a.name = f == 0 ? "input" : "target";
+    a.dtype = "i64";
+    a.shape = {b, t};
+    HostBufferResource* memory = opts_.batch_memory ? opts_.batch_memory : std::pmr::new_delete_resource();
+    if (a.bytes.resource() != memory) a.bytes = HostBytes(memory);  // a new HostBatch: once
+    a.bytes.resize(static_cast<size_t>(b * t) * sizeof(int64_t));   // no reallocation when reused
+  }
+  int64_t* input = out.fields[0].as<int64_t>();
+  int64_t* target = out.fields[1].as<int64_t>();
+  for (int64_t i = 0; i < b; ++i) {
+    const int64_t start = windows_.first_token(row_windows_[static_cast<size_t>(i)]);
+    int64_t* in = input + i * t;
+    int64_t* tg = target + i * t;
+    stream_->read(start, t, in);
+    std::copy(in + 1, in + t, tg);            // target[j] = input[j + 1] ...
+    stream_->read(start + t, 1, tg + t - 1);  // ... and the token after the window
+  }
+  out.size = b;
+  out.valid = windows_.real_positions(first, b);
+  ++step_;
+  ++batches_;
+  wait_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return true;
+}
+
+SourcePosition TokenLoader::position() const {
+  return SourcePosition{{"epoch", std::max<int64_t>(windows_.epoch(), 0)},
+                        {"step", step_},
+                        {"seed", static_cast<int64_t>(opts_.seed)},
+                        {"global_batch", global_batch()},
+                        {"context", opts_.context},
+                        {"world_size", opts_.world_size},
+                        {"rank", opts_.rank}};
+}
+
+void TokenLoader::restore(const SourcePosition& pos) {
+  auto get = [&](const char* key) {
+    auto it = pos.find(key);
+    if (it == pos.end()) throw ConfigError(std::string("token loader: saved position has no '") + key + "'");
+    return it->second;
+  };
+  auto same = [&](const char* key, int64_t mine, const char* what) {
+    if (get(key) != mine)
+      throw ConfigError(std::string("token loader: position key '") + key + "' was saved as " +
+                        std::to_string(get(key)) + ", this run has " + std::to_string(mine) + " (" + what +
+                        ")");
+  };
+  same("seed", static_cast<int64_t>(opts_.seed), "the data seed");
+  same("context", opts_.context, "the context length T");
+  same("global_batch", global_batch(), "batch size x world size");
+  const int64_t epoch = get("epoch"), step = get("step");
+  if (epoch < 0 || step < 0 || step > batches_per_epoch())
+    throw ConfigError("token loader: saved position epoch " + std::to_string(epoch) + ", step " +
+                      std::to_string(step) + " is outside an epoch of " +
+                      std::to_string(batches_per_epoch()) + " steps");
+  reset_metrics();  // figures restart with the resumed part of the epoch
+  start_at(epoch, step);
+}
+
+DataMetrics TokenLoader::metrics() const {
+  DataMetrics m;
+  m.wait_seconds = wait_s_;
+  m.batches = batches_;
+  m.samples = batches_ * opts_.batch_size;
+  m.sample_bytes = m.samples * opts_.context * 2 * static_cast<int64_t>(sizeof(int64_t));
+  m.shards_staged = stream_->shards_staged() - base_staged_;
+  StagingCounters::read(*source_, *cache_).fill_since(base_, m);
+  return m;
+}
+
+IoTotals TokenLoader::io_totals() const {
+  const SourceStats& s = source_->stats();
+  return {s.requests, s.bytes};
+}
+
+}  // namespace strata::data

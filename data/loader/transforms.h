@@ -1,0 +1,55 @@
+// Per-sample field transforms applied while collating a batch. Each transform
+// writes one sample's field straight into its slot of the batch buffer, so a
+// batch costs one copy of its bytes and no per-sample allocation. An augmented
+// field (augment.h) is first cropped / flipped, then copied or normalised.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "data/format/manifest.h"
+#include "data/loader/augment.h"
+
+namespace strata::data {
+
+// Normalise a u8 field to f32: out = (x / 255 - mean[c]) / std[c], where c is the
+// channel (first dimension of the per-sample shape) when mean/std have more
+// than one entry. A field without a transform is copied as it is.
+struct NormalizeU8 {
+  std::string field;
+  std::vector<float> mean{0.0f};
+  std::vector<float> std{1.0f};
+};
+
+// The compiled form for one field: output dtype, bytes per sample, and the copy.
+class FieldTransform {
+ public:
+  FieldTransform(const FieldSpec& spec, const NormalizeU8* normalize, const AugmentU8* augment = nullptr);
+  const std::string& out_dtype() const { return out_dtype_; }
+  int64_t out_bytes() const { return out_bytes_; }
+  int64_t in_bytes() const { return in_bytes_; }
+  // `src` holds in_bytes(), `dst` receives out_bytes().
+  void apply(const uint8_t* src, uint8_t* dst) const {
+    if (scale_.empty())
+      std::memcpy(dst, src, static_cast<size_t>(in_bytes_));  // inline: runs per sample
+    else
+      normalize(src, dst);
+  }
+  // Whether apply() needs a sample key (the field is augmented).
+  bool augments() const { return augment_.enabled(); }
+  // The augmented form: `key` (augment_key) seeds the draw; `scratch` holds
+  // in_bytes() for the augmented image before it is normalised.
+  void apply(const uint8_t* src, uint8_t* dst, uint64_t key, uint8_t* scratch) const;
+
+ private:
+  void normalize(const uint8_t* src, uint8_t* dst) const;
+  std::string out_dtype_;
+  int64_t in_bytes_ = 0;
+  int64_t out_bytes_ = 0;
+  int64_t per_channel_ = 0;          // elements per channel (normalise only)
+  std::vector<float> scale_, bias_;  // per channel; empty = plain copy
+  ImageAugment augment_;             // disabled unless the field is augmented
+};
+
+}  // namespace strata::data
