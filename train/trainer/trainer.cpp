@@ -16,9 +16,8 @@
 #include "nn/grad_clip.h"
 #include "train/make_optimizer.h"
 #include "train/make_schedule.h"
+#include "train/trainer/collective_sums.h"
 #include "train/trainer/config_checks.h"
-#include "train/trainer/stop_signal.h"
-#include "train/trainer/trainer_progress.h"
 
 namespace strata {
 namespace {
@@ -43,7 +42,10 @@ Trainer::Trainer(TrainConfig cfg, std::string run_dir, std::shared_ptr<Module> m
       model_(std::move(model)),
       task_(std::move(task)),
       comm_(comm),
-      precision_(precision_from_name(cfg_.precision.dtype)) {
+      precision_(precision_from_name(cfg_.precision.dtype)),
+      reporter_(cfg_, run_dir_, comm_, task_->item_unit()),
+      checkpointer_(cfg_, run_dir_, comm_.rank()),
+      evaluator_(cfg_, *model_, *task_, precision_, comm_) {
   check_monitors(cfg_, *task_);
   if (cfg_.trainer.threads > 0) set_num_threads(static_cast<int>(cfg_.trainer.threads));
   params_ = model_->named_parameters();
@@ -60,25 +62,28 @@ Trainer::Trainer(TrainConfig cfg, std::string run_dir, std::shared_ptr<Module> m
 
 Trainer::~Trainer() = default;
 
-std::vector<double> Trainer::allreduce_sums(std::vector<double> v) {
-  if (comm_.size() > 1) comm_.allreduce(v.data(), v.size(), DType::f64, ReduceOp::sum);
-  return v;
-}
-
 void Trainer::sync_buffers_if_trained() {
   if (buffer_sync_ && trained_since_buffer_sync_) buffer_sync_();
   trained_since_buffer_sync_ = false;
 }
 
-double Trainer::train_micro_batch(const FedBatch& b, bool sync, Progress& p) {
+CopyEngine& Trainer::copy_engine() {
+  if (!copy_engine_) copy_engine_ = make_copy_engine(model_device());
+  return *copy_engine_;
+}
+
+TrainParts Trainer::parts() {
+  return TrainParts{*model_, *optimizer_, scaler_, *schedule_, *task_, cfg_, model_device()};
+}
+
+double Trainer::forward_backward(const FedBatch& b, bool sync, TrainState& s) {
   trained_since_buffer_sync_ = true;
   TraceRange forward("forward");  // the batch's h2d copy, the forward pass and the loss
   const Device device = model_device();
-  if (p.sums.empty()) p.sums = TaskSums(task_->sum_names().size(), device);
-  if (p.window_loss.empty()) p.window_loss = TaskSums(1, device);
-  TaskOutput out = task_->run(*model_, b, b.host->size, device, precision_, false, p.sums);
+  if (s.sums.empty()) s.sums = TaskSums(task_->sum_names().size(), device);
+  TaskOutput out = task_->run(*model_, b, b.host->size, device, precision_, false, s.sums);
   const Tensor& loss = out.loss;
-  p.window_loss.add_scaled(0, loss, 1.0);  // read at the next progress line, not now
+  reporter_.loss_window(device).add_scaled(0, loss, 1.0);  // read at the next progress line, not now
   Tensor objective =
       cfg_.trainer.accumulate > 1 ? scale(loss, 1.0 / static_cast<double>(cfg_.trainer.accumulate)) : loss;
   sync_->begin_step(sync);
@@ -99,7 +104,7 @@ std::string first_non_finite_gradient(const NamedTensors& params) {
 
 }  // namespace
 
-bool Trainer::optimizer_step(int64_t step) {
+bool Trainer::optimizer_update(int64_t step) {
   {
     TraceRange allreduce("allreduce");  // the wait for the buckets still reducing after backward
     sync_->finish();
@@ -117,7 +122,7 @@ bool Trainer::optimizer_step(int64_t step) {
   bool finite = std::isfinite(scaled_norm);
   if (scaler_.enabled()) {
     // every rank must agree to skip: an overflow on one rank skips all
-    finite = allreduce_sums({finite ? 0.0 : 1.0})[0] == 0.0;
+    finite = allreduce_sums(comm_, {finite ? 0.0 : 1.0})[0] == 0.0;
   } else if (!finite) {
     // Without a scaler an inf or NaN is divergence, not overflow: stop before it
     // reaches the weights (and so any checkpoint). Gradients are synced, so
@@ -154,46 +159,7 @@ bool Trainer::optimizer_step(int64_t step) {
 
 EvalResult Trainer::evaluate(BatchSource& src) {
   sync_buffers_if_trained();
-  bool was_training = model_->is_training();
-  model_->eval();
-  NoGradGuard no_grad;
-  src.start_epoch(0);
-  if (!copy_engine_) copy_engine_ = make_copy_engine(model_device());
-  DeviceFeeder feeder(src, *copy_engine_);  // its own slots: a training epoch's feeder may be mid-epoch
-  TaskSums device_sums(task_->sum_names().size(), model_device());
-  double rows = 0;
-  const int64_t batches = src.batches_per_epoch();
-  int64_t done = 0;
-  while (const std::optional<FedBatch> b = feeder.next()) {
-    if (log_) log_->evaluation(++done, batches);
-    const int64_t valid = b->host->valid_count();  // the padding rows of the last global batch are dropped
-    if (valid == 0) continue;
-    task_->run(*model_, *b, valid, model_device(), precision_, true, device_sums);
-    rows += static_cast<double>(valid);
-  }
-  if (log_) log_->end_evaluation();
-  model_->train(was_training);
-  std::vector<double> sums = device_sums.read();  // the evaluation's one read of its figures
-  sums.push_back(rows);
-  sums = allreduce_sums(std::move(sums));
-  rows = sums.back();
-  sums.pop_back();
-  EvalResult r;
-  r.samples = static_cast<int64_t>(rows);
-  r.items = static_cast<int64_t>(sums.back());
-  r.metrics = task_->metrics(sums, true);
-  for (auto& [name, value] : r.metrics) {
-    if (name == "loss") r.loss = value;
-    if (name == "accuracy") r.accuracy = value;
-    if (name == "top5") r.top5 = value;
-  }
-  return r;
-}
-
-double EvalResult::metric(const std::string& name) const {
-  for (auto& [n, v] : metrics)
-    if (n == name) return v;
-  throw ConfigError("no metric '" + name + "' in this evaluation");
+  return evaluator_.evaluate(src, copy_engine(), model_device(), reporter_.log_or_null());
 }
 
 }  // namespace strata

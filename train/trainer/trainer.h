@@ -4,6 +4,13 @@
 // accumulation, global-norm clipping, LR schedules, early stopping, periodic
 // evaluation, checkpoints with exact resume, and the run directory's logs.
 // Ranks: every rank trains on its share; rank 0 writes logs and checkpoints.
+//
+// The trainer is the loop around a named step (train_step: one optimizer step
+// over an accumulation window) and three components: a Checkpointer (save,
+// resume, rotation), an Evaluator (evaluation, the best metric, early
+// stopping) and a Reporter (run directory, console, metrics, Prometheus,
+// NVML). Its state is TrainState, what a checkpoint restores, apart from the
+// Reporter's RunStats, what this process measured (train/trainer/train_state.h).
 #pragma once
 #include <functional>
 #include <memory>
@@ -19,31 +26,19 @@
 #include "nn/loss_scaler.h"
 #include "nn/optim/optimizer.h"
 #include "nn/schedule/schedule.h"
-#include "train/checkpoint/checkpoint.h"
-#include "train/checkpoint/checkpoint_rotation.h"
 #include "train/config/train_config.h"
-#include "train/early_stopping.h"
 #include "train/logging/loader_metrics.h"
 #include "train/logging/nvml_sampler.h"
-#include "train/logging/prometheus_exporter.h"
-#include "train/logging/run_log.h"
+#include "train/trainer/checkpointer.h"
 #include "train/trainer/device_feeder.h"
+#include "train/trainer/evaluator.h"
 #include "train/trainer/grad_sync.h"
-#include "train/trainer/run_dir_lock.h"
+#include "train/trainer/reporter.h"
 #include "train/trainer/run_record.h"
 #include "train/trainer/task.h"
+#include "train/trainer/train_state.h"
 
 namespace strata {
-
-struct EvalResult {
-  Metrics metrics;  // the task's, in its metric_names() order
-  double loss = 0;
-  double accuracy = 0;  // classification: top-1 (0 for other tasks)
-  double top5 = 0;
-  int64_t samples = 0;                           // batch rows evaluated (images or token windows)
-  int64_t items = 0;                             // the task's items (samples or tokens)
-  double metric(const std::string& name) const;  // throws when the task has no such metric
-};
 
 struct TrainSummary {
   std::string task;
@@ -128,7 +123,10 @@ class Trainer {
   const std::string& run_dir() const { return run_dir_; }
   const Task& task() const { return *task_; }
   // The model's training FLOPs per task item, for MFU (models::ModelEntry::train_flops).
-  void set_flops_per_item(double flops) { flops_per_item_ = flops; }
+  void set_flops_per_item(double flops) {
+    flops_per_item_ = flops;
+    reporter_.set_flops_per_item(flops);
+  }
   // How training and evaluation batches reach the model's device (DeviceFeeder);
   // by default make_copy_engine() of the model's device, made at the first epoch.
   void set_copy_engine(std::unique_ptr<CopyEngine> engine) { copy_engine_ = std::move(engine); }
@@ -138,49 +136,32 @@ class Trainer {
   // The reader of this rank's GPU for the "gpu" rows, before fit(). Without
   // one, a model on CUDA gets an NvmlSampler of the current CUDA device (by its
   // PCI bus id); a model on the host reads no GPU unless given one.
-  void set_gpu_sampler(std::unique_ptr<NvmlSampler> sampler) { gpu_sampler_ = std::move(sampler); }
+  void set_gpu_sampler(std::unique_ptr<NvmlSampler> sampler) {
+    reporter_.set_gpu_sampler(std::move(sampler));
+  }
 
  private:
-  struct Progress;
-  struct Run;
-  // One micro-batch forward and backward; adds its sums to the epoch's.
-  // Returns the batch's items (samples or tokens).
-  double train_micro_batch(const FedBatch& b, bool sync, Progress& p);
-  // Throws NumericsError on divergence; `step` (0-based) is for its message.
-  bool optimizer_step(int64_t step);
-  // fit()'s parts: an epoch of steps, what follows a step, an epoch's end.
-  void train_epoch(BatchSource& train, Run& run, Progress& p);
-  void after_step(BatchSource& train, Run& run, Progress& p);
-  void log_progress(BatchSource& train, Run& run, Progress& p);
-  // trainer_report.cpp: the loader's counters since the last call as a "data"
-  // row (summed over the ranks; collective) and into the run's totals; returns
-  // this rank's part, for its Prometheus endpoint.
-  LoaderCounters log_loader(BatchSource& train, Run& run, Progress& p);
-  void show_console(const BatchSource& train, const Run& run, const Progress& p);  // bars between lines
-  void start_prometheus();     // logging.prometheus_port > 0; before the run directory exists
-  void start_gpu_sampler();    // once the run log exists: says when NVML is not there
-  void log_gpu(int64_t step);  // a "gpu" row, at a logging interval
-  void end_epoch(BatchSource& train, Run& run, Progress& p);
-  // Evaluates on the validation source and tracks the monitored metric: best
-  // weights, early stopping, a metric-driven schedule. NaN without a source.
-  double evaluate_and_track(Run& run, Progress& p);
-  void restore_best_weights(Progress& p);
-  TrainSummary summarize(Run& run, Progress& p, BatchSource* test);
-  Checkpoint make_checkpoint(const BatchSource& train, const Progress& p) const;
-  void restore_checkpoint(const Checkpoint& ck, BatchSource& train, Progress& p);
-  void check_checkpoint_fits(const Checkpoint& ck) const;
-  void save(const BatchSource& train, const Progress& p, double metric);
-  // checkpoint.resume names a file that exists (checked before the run directory is made).
-  void check_resume_path() const;
-  // checkpoint.resume (trainer_resume.cpp): auto takes the newest checkpoint that
-  // loads, naming each one skipped and why, and stops when none of several loads.
-  void maybe_resume(BatchSource& train, Progress& p);
-  // Takes the run directory (its lock, then the logs and resolved.yaml), after
-  // the config has been checked against the data, so a refused run leaves nothing.
-  void open_run_dir();
+  // One optimizer step: the accumulation window's micro-batches from
+  // `next_batch`, forward and backward each, then the update. Returns false
+  // when the source ran out inside the window (no update then).
+  bool train_step(const std::function<std::optional<FedBatch>()>& next_batch, int64_t window, TrainState& s);
+  // One micro-batch's forward and backward; its sums go into the epoch's and
+  // its loss into the progress line's window. Returns the batch's task items.
+  double forward_backward(const FedBatch& b, bool sync, TrainState& s);
+  // Clip, unscale and update from the gradients; false when fp16 overflowed
+  // (the step is skipped). Throws NumericsError on divergence.
+  bool optimizer_update(int64_t step);
+  // fit()'s parts: an epoch of steps, what may follow a step, an epoch's end.
+  void train_epoch(BatchSource& train, TrainState& s);
+  void after_step(BatchSource& train, TrainState& s);
+  void end_epoch(BatchSource& train, TrainState& s);
+  double evaluate_and_track(TrainState& s);  // NaN without a validation source
+  void save(const BatchSource& train, const TrainState& s, double metric);
+  TrainParts parts();
+  TrainSummary summarize(const TrainState& s, BatchSource* test);
   TrainSummary run_fit(BatchSource& train, BatchSource* val, BatchSource* test);
-  std::vector<double> allreduce_sums(std::vector<double> v);
   void sync_buffers_if_trained();
+  CopyEngine& copy_engine();
 
   TrainConfig cfg_;
   std::string run_dir_;
@@ -200,15 +181,16 @@ class Trainer {
   // it holds one batch more than it handed out.
   std::unique_ptr<CopyEngine> copy_engine_;
   std::unique_ptr<DeviceFeeder> feeder_;
-  std::unique_ptr<RunDirLock> run_lock_;            // rank 0, from the start of fit()
-  std::unique_ptr<RunLog> log_;                     // from the start of fit()
-  std::unique_ptr<CheckpointRotation> rotation_;    // rank 0, made at the first save
-  std::unique_ptr<PrometheusExporter> prometheus_;  // every rank, when logging.prometheus_port is set
-  std::unique_ptr<NvmlSampler> gpu_sampler_;        // null without a GPU to read
-  std::optional<GpuSample> gpu_last_;               // for the Prometheus probe
-  // The checkpoints resume=auto could not load: the rotation never adopts them,
-  // so never deletes them.
-  std::vector<std::filesystem::path> resume_skipped_;
+  Reporter reporter_;
+  Checkpointer checkpointer_;
+  Evaluator evaluator_;
+  // what one fit() knows besides the TrainState
+  RunShape shape_;
+  BatchSource* train_ = nullptr;
+  BatchSource* val_ = nullptr;  // validation, else the test set, else none
+  bool done_ = false;
+  int stop_signal_ = 0;
+  double t_start_ = 0;
   double flops_per_item_ = 0;
   RunRecord run_record_;
   std::function<void()> buffer_sync_;
