@@ -1,5 +1,6 @@
 // The backends of the op table and the one entry point the rest of strata uses.
 #pragma once
+#include "kernels/dispatch_stub.h"
 #include "kernels/op_table.h"
 
 namespace strata {
@@ -28,8 +29,9 @@ const Backend& cuda_backend();
 bool cuda_backend_built();
 
 // The one entry point core uses: picks the backend from the views' device.
-// Every defined view must be on the same device, else strata::Error naming the
-// op and the offending input or output.
+// Every defined view must be on the same device (common_device in
+// kernels/view_device.h), else strata::Error naming the op and the offending
+// input or output.
 void kernel_forward(Op op, const OpAttrs& a, const TensorView* in, TensorView* out);
 void kernel_backward(Op op, const OpAttrs& a, const TensorView* in, const TensorView* out,
                      const TensorView& grad_out, TensorView* grad_in);
@@ -39,5 +41,23 @@ void kernel_backward(Op op, const OpAttrs& a, const TensorView* in, const Tensor
 void cpu_forward(Op op, const OpAttrs& a, const TensorView* in, TensorView* out);
 void cpu_backward(Op op, const OpAttrs& a, const TensorView* in, const TensorView* out,
                   const TensorView& grad_out, TensorView* grad_in);
+
+// The op table's dispatch (kernels/dispatch_stub.h): one stub for forward and
+// one for backward, taking the op. Registered by kernels/cpu/dispatch.cpp
+// (cpu_forward, cpu_backward) and kernels/cuda/backend_table.cpp (cuda_backend()'s
+// kernels), or kernels/cuda_stub/backend_stub.cpp without CUDA.
+using OpForward = void(Op op, const OpAttrs& a, const TensorView* in, TensorView* out);
+using OpBackward = void(Op op, const OpAttrs& a, const TensorView* in, const TensorView* out,
+                        const TensorView& grad_out, TensorView* grad_in);
+struct OpTableStubs {
+  DispatchStub<OpForward> forward{"kernel_forward"};
+  DispatchStub<OpBackward> backward{"kernel_backward"};
+};
+namespace cpu {
+void register_op_table(OpTableStubs& s);
+}
+namespace cuda {
+void register_op_table(OpTableStubs& s);
+}
 
 }  // namespace strata

@@ -1,5 +1,7 @@
-// Picks the implementation of each device op from its views' device; views of
-// one call must agree (copy() excepted, which the CUDA side does across devices).
+// Picks the implementation of each device op from its views' device (the one
+// check of kernels/view_device.h) through the device ops' dispatch stubs
+// (kernels/device_ops_backends.h); views of one call must agree, except in
+// copy(), which the CUDA side does across devices.
 #include "kernels/device_ops.h"
 
 #include <string>
@@ -11,63 +13,46 @@
 namespace strata::dev {
 namespace {
 
-Device device_of(const char* op, std::initializer_list<const TensorView*> views) {
-  return common_device((std::string("device op ") + op).c_str(), views);
-}
-
-Device device_of_lists(const char* op, std::initializer_list<std::pair<const TensorView*, size_t>> lists,
-                       const TensorView* extra = nullptr) {
-  const TensorView* first = nullptr;
-  auto visit = [&](const TensorView& v) {
-    if (!v.defined()) return;
-    if (!first)
-      first = &v;
-    else if (v.device != first->device)
-      throw Error(std::string("device op ") + op + ": views on " + device_name(first->device) + " and " +
-                  device_name(v.device));
-  };
-  for (auto [p, n] : lists)
-    for (size_t i = 0; p && i < n; ++i) visit(p[i]);
-  if (extra) visit(*extra);
-  return first ? first->device : Device::cpu;
+const DeviceOpStubs& stubs() {
+  return registered_stubs<DeviceOpStubs, &cpu_dev::register_kernels, &cuda_dev::register_kernels>();
 }
 
 }  // namespace
 
-#define STRATA_DEV_CALL(d, fn, ...) \
-  ((d) == Device::cpu ? cpu_dev::fn(__VA_ARGS__) : cuda_dev::fn(__VA_ARGS__))
-
-void fill(const TensorView& dst, double value) { STRATA_DEV_CALL(dst.device, fill, dst, value); }
+void fill(const TensorView& dst, double value) { stubs().fill(dst.device, dst, value); }
 void convert(const TensorView& src, const TensorView& dst) {
-  STRATA_DEV_CALL(device_of("convert", {&src, &dst}), convert, src, dst);
+  stubs().convert(common_device("device op convert", {{"src", src}, {"dst", dst}}), src, dst);
 }
 void strided_copy(const TensorView& src, const std::vector<int64_t>& strides, const TensorView& dst) {
-  STRATA_DEV_CALL(device_of("strided_copy", {&src, &dst}), strided_copy, src, strides, dst);
+  stubs().strided_copy(common_device("device op strided_copy", {{"src", src}, {"dst", dst}}), src, strides,
+                       dst);
 }
 void copy(const TensorView& src, const TensorView& dst) {
-  if (src.device == Device::cpu && dst.device == Device::cpu) return cpu_dev::copy(src, dst);
-  cuda_dev::copy(src, dst);
+  // Between devices (or a device and the host) the CUDA side moves the bytes.
+  const bool host = src.device == Device::cpu && dst.device == Device::cpu;
+  stubs().copy(host ? Device::cpu : Device::cuda, src, dst);
 }
 void axpy(double alpha, const TensorView& x, const TensorView& y) {
-  STRATA_DEV_CALL(device_of("axpy", {&x, &y}), axpy, alpha, x, y);
+  stubs().axpy(common_device("device op axpy", {{"x", x}, {"y", y}}), alpha, x, y);
 }
-void scale(const TensorView& x, double s) { STRATA_DEV_CALL(x.device, scale, x, s); }
+void scale(const TensorView& x, double s) { stubs().scale(x.device, x, s); }
 void sum_of_squares(const TensorView* xs, size_t n, const TensorView& out) {
-  STRATA_DEV_CALL(device_of_lists("sum_of_squares", {{xs, n}}, &out), sum_of_squares, xs, n, out);
+  stubs().sum_of_squares(common_device("device op sum_of_squares", {{"xs", xs, n}, {"out", out}}), xs, n,
+                         out);
 }
 void unscale_found_inf(const TensorView* grads, size_t n, float inv_scale, const TensorView& found_inf) {
-  STRATA_DEV_CALL(device_of_lists("unscale_found_inf", {{grads, n}}, &found_inf), unscale_found_inf, grads, n,
-                  inv_scale, found_inf);
+  Device d = common_device("device op unscale_found_inf", {{"grads", grads, n}, {"found_inf", found_inf}});
+  stubs().unscale_found_inf(d, grads, n, inv_scale, found_inf);
 }
 void sgd_step(const TensorView* w, const TensorView* g, const TensorView* buf, size_t n, const SgdStep& s,
               float grad_scale) {
-  Device d = device_of_lists("sgd_step", {{w, n}, {g, n}, {buf, buf ? n : 0}});
-  STRATA_DEV_CALL(d, sgd_step, w, g, buf, n, s, grad_scale);
+  Device d = common_device("device op sgd_step", {{"w", w, n}, {"g", g, n}, {"buf", buf, n}});
+  stubs().sgd_step(d, w, g, buf, n, s, grad_scale);
 }
 void adamw_step(const TensorView* w, const TensorView* g, const TensorView* m, const TensorView* v, size_t n,
                 const AdamWStep& s, float grad_scale) {
-  Device d = device_of_lists("adamw_step", {{w, n}, {g, n}, {m, n}, {v, n}});
-  STRATA_DEV_CALL(d, adamw_step, w, g, m, v, n, s, grad_scale);
+  Device d = common_device("device op adamw_step", {{"w", w, n}, {"g", g, n}, {"m", m, n}, {"v", v, n}});
+  stubs().adamw_step(d, w, g, m, v, n, s, grad_scale);
 }
 void normalize_u8(const TensorView& src, const TensorView& dst, const float* mean, const float* std,
                   size_t channels) {
@@ -81,13 +66,10 @@ void normalize_u8(const TensorView& src, const TensorView& dst, const float* mea
     throw Error("device op normalize_u8: " + std::to_string(channels) + " channels (mean/std entries) for " +
                 shape_str(src.shape) +
                 "; (B, C, ...) with C = channels <= " + std::to_string(kMaxU8Channels) + ", or one for all");
-  STRATA_DEV_CALL(device_of("normalize_u8", {&src, &dst}), normalize_u8, src, dst, mean, std, channels);
+  Device d = common_device("device op normalize_u8", {{"src", src}, {"dst", dst}});
+  stubs().normalize_u8(d, src, dst, mean, std, channels);
 }
 
-void synchronize(Device d) {
-  if (d == Device::cuda) cuda_dev::synchronize();
-}
-
-#undef STRATA_DEV_CALL
+void synchronize(Device d) { stubs().synchronize(d); }
 
 }  // namespace strata::dev

@@ -1,10 +1,12 @@
-// Picks the metric ops' implementation by the views' device; the views of one
-// call must share it.
+// Picks the metric ops' implementation by the views' device (the one check of
+// kernels/view_device.h) through the metric ops' dispatch stubs
+// (kernels/metric_ops_backends.h); the views of one call must share it.
 #include "kernels/metric_ops.h"
 
 #include <string>
 
 #include "base/error.h"
+#include "kernels/metric_ops_backends.h"
 #include "kernels/view_device.h"
 
 namespace strata::dev {
@@ -16,14 +18,16 @@ void require_f64_scalar(const TensorView& acc, const char* op, const char* what)
                 dtype_name(acc.dtype) + shape_str(acc.shape));
 }
 
+const MetricOpStubs& stubs() {
+  return registered_stubs<MetricOpStubs, &cpu_metric::register_kernels, &cuda_metric::register_kernels>();
+}
+
 }  // namespace
 
 void add_scaled(const TensorView& x, double alpha, const TensorView& acc) {
   require_f64_scalar(acc, "add_scaled", "acc");
   if (x.numel() != 1) throw Error("metric op add_scaled: x must be one element, got " + shape_str(x.shape));
-  if (common_device("metric op add_scaled", {&x, &acc}) == Device::cpu)
-    return cpu_metric::add_scaled(x, alpha, acc);
-  cuda_metric::add_scaled(x, alpha, acc);
+  stubs().add_scaled(common_device("metric op add_scaled", {{"x", x}, {"acc", acc}}), x, alpha, acc);
 }
 
 void count_hits(const TensorView& logits, const TensorView& labels, const TensorView& top1,
@@ -34,9 +38,9 @@ void count_hits(const TensorView& logits, const TensorView& labels, const Tensor
     throw Error("metric op count_hits: expected (B, C) logits and B i64 labels, got logits " +
                 shape_str(logits.shape) + " and labels " + dtype_name(labels.dtype) +
                 shape_str(labels.shape));
-  if (common_device("metric op count_hits", {&logits, &labels, &top1, &top5}) == Device::cpu)
-    return cpu_metric::count_hits(logits, labels, top1, top5);
-  cuda_metric::count_hits(logits, labels, top1, top5);
+  Device d = common_device("metric op count_hits",
+                           {{"logits", logits}, {"labels", labels}, {"top1", top1}, {"top5", top5}});
+  stubs().count_hits(d, logits, labels, top1, top5);
 }
 
 }  // namespace strata::dev

@@ -21,15 +21,3 @@ void count_hits(const TensorView& logits, const TensorView& labels, const Tensor
                 const TensorView& top5);
 
 }  // namespace strata::dev
-
-// The two implementations behind the dispatch in kernels/metric_ops.cpp.
-#define STRATA_METRIC_OPS_DECLS                                                               \
-  void add_scaled(const TensorView& x, double alpha, const TensorView& acc);                  \
-  void count_hits(const TensorView& logits, const TensorView& labels, const TensorView& top1, \
-                  const TensorView& top5);
-namespace strata::cpu_metric {
-STRATA_METRIC_OPS_DECLS
-}
-namespace strata::cuda_metric {
-STRATA_METRIC_OPS_DECLS
-}

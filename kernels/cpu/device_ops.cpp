@@ -200,4 +200,11 @@ void normalize_u8(const TensorView& src, const TensorView& dst, const float* mea
 
 void synchronize() {}
 
+void register_kernels(DeviceOpStubs& s) {
+#define STRATA_X(fn) s.fn.set(Device::cpu, &fn);
+  STRATA_DEVICE_OP_LIST(STRATA_X)
+#undef STRATA_X
+  s.synchronize.set(Device::cpu, &synchronize);
+}
+
 }  // namespace strata::cpu_dev

@@ -1,5 +1,7 @@
 // CPU dispatch: FP16/BF16 storage, FP32 arithmetic. Half buffers are widened to
 // f32 scratch before the kernel and narrowed after it; f32 buffers pass through.
+// cpu_forward and cpu_backward are what the CPU registers in the op table's
+// dispatch stubs (kernels/backends.h).
 #include <limits>
 #include <vector>
 
@@ -75,5 +77,12 @@ void cpu_backward(Op op, const OpAttrs& a, const TensorView* in, const TensorVie
   fn(a, win.data(), wout.data(), wgo, wgin.data());
   for (int i = 0; i < info.inputs; ++i) narrow(wgin[i], grad_in[i]);
 }
+
+namespace cpu {
+void register_op_table(OpTableStubs& s) {
+  s.forward.set(Device::cpu, &cpu_forward);
+  s.backward.set(Device::cpu, &cpu_backward);
+}
+}  // namespace cpu
 
 }  // namespace strata

@@ -1,12 +1,11 @@
 // CPU metric ops (kernels/metric_ops.h): plain loops; a batch's rows are few
 // enough that threading would cost more than it saves.
-#include "kernels/metric_ops.h"
-
 #include <cstdint>
 
 #include "base/error.h"
 #include "kernels/half.h"
 #include "kernels/metric_math.h"
+#include "kernels/metric_ops_backends.h"
 
 namespace strata::cpu_metric {
 namespace {
@@ -51,6 +50,11 @@ void count_hits(const TensorView& logits, const TensorView& labels, const Tensor
   }
   *static_cast<double*>(top1.data) += static_cast<double>(hits1);
   if (top5.defined()) *static_cast<double*>(top5.data) += static_cast<double>(hits5);
+}
+
+void register_kernels(MetricOpStubs& s) {
+  s.add_scaled.set(Device::cpu, &add_scaled);
+  s.count_hits.set(Device::cpu, &count_hits);
 }
 
 }  // namespace strata::cpu_metric

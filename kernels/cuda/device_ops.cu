@@ -230,4 +230,11 @@ void synchronize() {
   STRATA_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
+void register_kernels(DeviceOpStubs& s) {
+#define STRATA_X(fn) s.fn.set(Device::cuda, &fn);
+  STRATA_DEVICE_OP_LIST(STRATA_X)
+#undef STRATA_X
+  s.synchronize.set(Device::cuda, &synchronize);
+}
+
 }  // namespace strata::cuda_dev

@@ -13,7 +13,7 @@
 #include "kernels/cuda/context.h"
 #include "kernels/cuda/half_io.cuh"
 #include "kernels/metric_math.h"
-#include "kernels/metric_ops.h"
+#include "kernels/metric_ops_backends.h"
 
 namespace strata::cuda_metric {
 namespace {
@@ -76,6 +76,11 @@ void count_hits(const TensorView& logits, const TensorView& labels, const Tensor
                                                 static_cast<double*>(top1.data), t5);
   });
   STRATA_CUDA_CHECK(cudaGetLastError());
+}
+
+void register_kernels(MetricOpStubs& s) {
+  s.add_scaled.set(Device::cuda, &add_scaled);
+  s.count_hits.set(Device::cuda, &count_hits);
 }
 
 }  // namespace strata::cuda_metric

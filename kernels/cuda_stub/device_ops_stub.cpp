@@ -35,4 +35,11 @@ void normalize_u8(const TensorView&, const TensorView&, const float*, const floa
 }
 void synchronize() {}
 
+void register_kernels(DeviceOpStubs& s) {
+#define STRATA_X(fn) s.fn.set(Device::cuda, &fn);
+  STRATA_DEVICE_OP_LIST(STRATA_X)
+#undef STRATA_X
+  s.synchronize.set(Device::cuda, &synchronize);
+}
+
 }  // namespace strata::cuda_dev
