@@ -28,7 +28,7 @@
 #include "core/ops.h"
 #include "distributed/data_parallel.h"
 #include "distributed/mpi_communicator.h"
-#include "kernels/parallel.h"
+#include "kernels/runtime/parallel.h"
 #include "models/registry.h"
 #include "nn/optim/sgd.h"
 #include "registry.h"

@@ -1,5 +1,5 @@
 // strata-bench gemm: fp32 GEMM throughput of strata's GEMM entry point
-// (cpu::gemm, the one matmul/linear/conv/sdpa use) beside the library call it is
+// (cpu::gemm, the one matmul/linear/conv/attention use) beside the library call it is
 // built on (a bare Eigen::MatrixXf product) and OpenBLAS cblas_sgemm, measured in
 // the same run on square sizes, with each figure as a share of the machine's fp32
 // peak. Peak = cores x sustained GHz x FMA units x 16 lanes x 2 FLOP. The clock is
@@ -38,7 +38,7 @@
 
 #include "gemm_cuda.h"
 #include "kernels/cpu/gemm.h"
-#include "kernels/parallel.h"
+#include "kernels/runtime/parallel.h"
 #include "registry.h"
 
 namespace {

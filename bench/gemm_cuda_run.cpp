@@ -19,7 +19,7 @@
 #include "gemm_cuda.h"
 #include "kernels/backends.h"
 #include "kernels/cuda/context.h"
-#include "kernels/half.h"
+#include "kernels/runtime/half.h"
 
 namespace strata::bench {
 namespace {

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "kernels/cpu/gemm.h"
-#include "kernels/parallel.h"
+#include "kernels/runtime/parallel.h"
 #include "registry.h"
 
 namespace {

@@ -8,7 +8,7 @@
 
 #include "base/destructor_error.h"
 #include "base/error.h"
-#include "kernels/allocator.h"
+#include "kernels/runtime/allocator.h"
 
 namespace strata {
 namespace {

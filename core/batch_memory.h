@@ -5,7 +5,7 @@
 // TokenLoaderOptions::batch_memory; data/ sees only HostBufferResource.
 #pragma once
 #include "core/batch_source.h"
-#include "kernels/device.h"
+#include "kernels/runtime/device.h"
 
 namespace strata {
 

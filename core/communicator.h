@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "kernels/dtype.h"
+#include "kernels/runtime/dtype.h"
 
 namespace strata {
 

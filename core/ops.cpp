@@ -304,11 +304,11 @@ Tensor slice(const Tensor& x, int64_t axis, int64_t start, int64_t end) {
   return op1(Op::slice, {x}, a);
 }
 
-Tensor sdpa(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool bthd) {
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool bthd) {
   OpAttrs a;
   a.scale = scale;
   a.bthd = bthd;
-  return op1(Op::sdpa, {q, k, v}, a);
+  return op1(Op::attention, {q, k, v}, a);
 }
 
 Tensor cast(const Tensor& x, DType dtype) {

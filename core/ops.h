@@ -67,7 +67,7 @@ Tensor slice(const Tensor& x, int64_t axis, int64_t start, int64_t end);
 // causal scaled-dot-product attention, q/k/v (B, H, T, D), or with bthd (B, T, H, D):
 // the heads of a (B, T, C) projection reshaped, read in place (the output is in
 // the same layout)
-Tensor sdpa(const Tensor& q, const Tensor& k, const Tensor& v, double scale = 0.0, bool bthd = false);
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale = 0.0, bool bthd = false);
 
 // differentiable dtype cast (mixed precision: FP32 master weights -> compute dtype)
 Tensor cast(const Tensor& x, DType dtype);

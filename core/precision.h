@@ -4,7 +4,7 @@
 #pragma once
 #include <string>
 
-#include "kernels/dtype.h"
+#include "kernels/runtime/dtype.h"
 
 namespace strata {
 

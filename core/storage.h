@@ -1,5 +1,5 @@
 // Storage: bytes on one device shared by the tensors that view it. Allocated
-// storage comes from an Allocator (kernels/allocator.h: 64-byte aligned host
+// storage comes from an Allocator (kernels/runtime/allocator.h: 64-byte aligned host
 // memory, pinned host memory, or the caching device allocator) and is not
 // zero-filled. Wrapped storage views memory owned elsewhere (a loader's pinned
 // ring slot, a buffer from another library) without copying; its release
@@ -9,8 +9,8 @@
 #include <functional>
 #include <memory>
 
-#include "kernels/allocator.h"
-#include "kernels/device.h"
+#include "kernels/runtime/allocator.h"
+#include "kernels/runtime/device.h"
 
 namespace strata {
 

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "core/storage.h"
-#include "kernels/dtype.h"
-#include "kernels/tensor_view.h"
+#include "kernels/runtime/dtype.h"
+#include "kernels/runtime/tensor_view.h"
 
 namespace strata {
 

@@ -24,7 +24,7 @@
 #include "base/error.h"
 #include "distributed/cuda/stream_order.h"
 #include "distributed/grad_bucket.h"
-#include "kernels/allocator.h"
+#include "kernels/runtime/allocator.h"
 
 namespace strata {
 

@@ -8,7 +8,7 @@
 
 #include "distributed/launch_env.h"
 #include "kernels/cuda/runtime.h"
-#include "kernels/device.h"
+#include "kernels/runtime/device.h"
 
 namespace strata {
 

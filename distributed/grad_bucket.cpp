@@ -3,8 +3,8 @@
 
 #include "base/error.h"
 #include "core/storage.h"
-#include "kernels/allocator.h"
 #include "kernels/device_ops.h"
+#include "kernels/runtime/allocator.h"
 
 namespace strata {
 

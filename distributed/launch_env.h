@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/communicator.h"
-#include "kernels/device.h"
+#include "kernels/runtime/device.h"
 
 namespace strata {
 

@@ -5,13 +5,13 @@
 #include <mutex>
 
 #include "base/error.h"
-#include "kernels/half.h"
+#include "kernels/runtime/half.h"
 
 namespace strata::mpi_detail {
 namespace {
 
 // inout = round16(float(in) + float(inout)), in blocks through the vectorised bulk
-// conversions (kernels/half.h).
+// conversions (kernels/runtime/half.h).
 template <bool BF16>
 void half_sum(void* in, void* inout, int* len, MPI_Datatype*) {
   constexpr int kBlock = 1024;

@@ -1,7 +1,7 @@
 // The backends of the op table and the one entry point the rest of strata uses.
 #pragma once
-#include "kernels/dispatch_stub.h"
 #include "kernels/op_table.h"
+#include "kernels/runtime/dispatch_stub.h"
 
 namespace strata {
 
@@ -30,7 +30,7 @@ bool cuda_backend_built();
 
 // The one entry point core uses: picks the backend from the views' device.
 // Every defined view must be on the same device (common_device in
-// kernels/view_device.h), else strata::Error naming the op and the offending
+// kernels/runtime/view_device.h), else strata::Error naming the op and the offending
 // input or output.
 void kernel_forward(Op op, const OpAttrs& a, const TensorView* in, TensorView* out);
 void kernel_backward(Op op, const OpAttrs& a, const TensorView* in, const TensorView* out,
@@ -42,7 +42,7 @@ void cpu_forward(Op op, const OpAttrs& a, const TensorView* in, TensorView* out)
 void cpu_backward(Op op, const OpAttrs& a, const TensorView* in, const TensorView* out,
                   const TensorView& grad_out, TensorView* grad_in);
 
-// The op table's dispatch (kernels/dispatch_stub.h): one stub for forward and
+// The op table's dispatch (kernels/runtime/dispatch_stub.h): one stub for forward and
 // one for backward, taking the op. Registered by kernels/cpu/dispatch.cpp
 // (cpu_forward, cpu_backward) and kernels/cuda/backend_table.cpp (cuda_backend()'s
 // kernels), or kernels/cuda_stub/backend_stub.cpp without CUDA.

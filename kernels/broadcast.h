@@ -3,7 +3,7 @@
 #pragma once
 #include <vector>
 
-#include "kernels/tensor_view.h"
+#include "kernels/runtime/tensor_view.h"
 
 namespace strata {
 

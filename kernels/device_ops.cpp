@@ -1,5 +1,5 @@
 // Picks the implementation of each device op from its views' device (the one
-// check of kernels/view_device.h) through the device ops' dispatch stubs
+// check of kernels/runtime/view_device.h) through the device ops' dispatch stubs
 // (kernels/device_ops_backends.h); views of one call must agree, except in
 // copy(), which the CUDA side does across devices.
 #include "kernels/device_ops.h"
@@ -8,7 +8,7 @@
 
 #include "base/error.h"
 #include "kernels/device_ops_backends.h"
-#include "kernels/view_device.h"
+#include "kernels/runtime/view_device.h"
 
 namespace strata::dev {
 namespace {

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/tensor_view.h"
+#include "kernels/runtime/tensor_view.h"
 
 namespace strata::dev {
 

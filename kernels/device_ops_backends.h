@@ -1,6 +1,6 @@
 // The two implementations behind kernels/device_ops.h: cpu_dev in
 // kernels/cpu/device_ops.cpp (+ device_optim.cpp, device_reduce.cpp), cuda_dev in
-// kernels/cuda/device_ops.cu (+ multi_tensor.cu, normalize_u8.cu), or the
+// kernels/cuda/device_ops.cu (+ device_multi_tensor.cu, device_normalize_u8.cu), or the
 // throwing stub in kernels/cuda_stub. Same signatures as strata::dev, except
 // synchronize, which each backend does for its own device.
 //
@@ -10,7 +10,7 @@
 // a device op fails to link.
 #pragma once
 #include "kernels/device_ops.h"
-#include "kernels/dispatch_stub.h"
+#include "kernels/runtime/dispatch_stub.h"
 
 // Every device op with strata::dev's signature; synchronize is listed apart.
 #define STRATA_DEVICE_OP_LIST(X) \

@@ -1,9 +1,9 @@
 // Backend choice by device: the views of one op call must agree on where they
-// live (kernels/view_device.h), and the backend registered for that device in
+// live (kernels/runtime/view_device.h), and the backend registered for that device in
 // the op table's stubs runs the kernel. No fallback: a CUDA view in a build
 // without CUDA is an error, never a silent host copy.
 #include "kernels/backends.h"
-#include "kernels/view_device.h"
+#include "kernels/runtime/view_device.h"
 
 namespace strata {
 namespace {

@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/runtime/tensor_view.h"
 #include "kernels/scalar_math.h"  // STRATA_HD
-#include "kernels/tensor_view.h"
 
 namespace strata::gemm {
 

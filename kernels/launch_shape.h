@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "kernels/broadcast.h"
+#include "kernels/runtime/tensor_view.h"
 #include "kernels/scalar_math.h"
-#include "kernels/tensor_view.h"
 
 namespace strata::launch {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "kernels/op_table.h"
-#include "kernels/tensor_view.h"
+#include "kernels/runtime/tensor_view.h"
 
 namespace strata::layout {
 

@@ -1,5 +1,5 @@
 // Picks the metric ops' implementation by the views' device (the one check of
-// kernels/view_device.h) through the metric ops' dispatch stubs
+// kernels/runtime/view_device.h) through the metric ops' dispatch stubs
 // (kernels/metric_ops_backends.h); the views of one call must share it.
 #include "kernels/metric_ops.h"
 
@@ -7,7 +7,7 @@
 
 #include "base/error.h"
 #include "kernels/metric_ops_backends.h"
-#include "kernels/view_device.h"
+#include "kernels/runtime/view_device.h"
 
 namespace strata::dev {
 namespace {

@@ -6,7 +6,7 @@
 // and a CUDA implementation (kernels/cpu/metric_ops.cpp, kernels/cuda/
 // metric_ops.cu) share the per-row rule of kernels/metric_math.h.
 #pragma once
-#include "kernels/tensor_view.h"
+#include "kernels/runtime/tensor_view.h"
 
 namespace strata::dev {
 

@@ -4,8 +4,8 @@
 // kernels/metric_ops.cpp dispatches through MetricOpStubs (kernels/
 // dispatch_stub.h), whose columns each backend's register_kernels fills.
 #pragma once
-#include "kernels/dispatch_stub.h"
 #include "kernels/metric_ops.h"
+#include "kernels/runtime/dispatch_stub.h"
 
 namespace strata {
 

@@ -22,7 +22,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/tensor_view.h"
+#include "kernels/runtime/tensor_view.h"
 
 namespace strata {
 
@@ -40,8 +40,8 @@ struct OpAttrs {
   double momentum = 0.1;        // batch_norm running stats: new = (1-m) old + m batch
   double p = 0.0;               // dropout probability
   double label_smoothing = 0;   // cross_entropy
-  double scale = 0.0;           // sdpa: score scale, 0 = 1/sqrt(head_dim)
-  bool bthd = false;      // sdpa: q, k, v, output [B,T,H,D] (a projection's heads in place), not [B,H,T,D]
+  double scale = 0.0;           // attention: score scale, 0 = 1/sqrt(head_dim)
+  bool bthd = false;  // attention: q, k, v, output [B,T,H,D] (a projection's heads in place), not [B,H,T,D]
   bool training = false;  // batch_norm, dropout
   bool relu = false;      // batch_norm: a ReLU on the output, in the same pass (y = max(0, bn(x)))
   // batch_norm: a 2x2 stride-2 max pool on the output (after the ReLU), in the same
@@ -103,7 +103,7 @@ struct OutputSpec {
   X(slice, 1, 1, 0b1)   /* axis, start, end */                                                            \
   /* attention */                                                                                         \
   /* q,k,v [B,H,T,D], causal; scale; aux: lse [B,H,T] (stat) of the scaled masked scores */               \
-  X(sdpa, 3, 2, 0b111)
+  X(attention, 3, 2, 0b111)
 
 enum class Op : uint16_t {
 #define STRATA_X(name, nin, nout, mask) name,

@@ -6,11 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define STRATA_HD __host__ __device__
-#else
-#define STRATA_HD
-#endif
+#include "kernels/runtime/host_device.h"
 
 namespace strata::math {
 

@@ -1,5 +1,5 @@
 """strata's learning-rate schedules (nn/schedule) as plain Python, for the
-PyTorch peer (through LambdaLR) and for tests/bench/peer_schedule_test.py, which
+PyTorch peer (through LambdaLR) and for tests/bench/test_peer_schedule.py, which
 checks them against the lr strata-train logs at every step: cosine and linear
 after strata's linear warmup, onecycle without momentum cycling (strata cycles
 only the lr), constant with warmup."""

@@ -1,7 +1,7 @@
 // Grid-stride elementwise conversion kernels: one read and one write per element,
-// using the same scalar conversions as the CPU (kernels/half.h).
+// using the same scalar conversions as the CPU (kernels/runtime/half.h).
 #include "distributed/cuda/half_convert.h"
-#include "kernels/half.h"
+#include "kernels/runtime/half.h"
 
 namespace strata::nccl_detail {
 namespace {

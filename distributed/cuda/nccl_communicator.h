@@ -42,7 +42,7 @@ std::unique_ptr<Communicator> make_nccl_communicator(const LaunchEnv& env);
 // host buffers go to a SingleProcessCommunicator, a watchdog of its own ends a
 // stalled collective (ncclCommAbort, then exit 70). The same collectives, on
 // NCCL's own kernels, as the MPI-bootstrapped communicator: what a GPU machine
-// without an MPI runtime can run (tests/gpu/test_nccl_single_rank.cpp).
+// without an MPI runtime can run (test_nccl_single_rank, tests/distributed/test_nccl_communicator.cpp).
 std::unique_ptr<Communicator> make_single_rank_nccl_communicator();
 
 }  // namespace strata

@@ -5,7 +5,7 @@
 // builds) and in distributed/cuda_stub, where no tensor can be on a device.
 #pragma once
 #include "core/communicator.h"
-#include "kernels/allocator.h"
+#include "kernels/runtime/allocator.h"
 
 namespace strata {
 

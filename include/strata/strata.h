@@ -13,10 +13,10 @@
 // tensors, devices, memory
 #include "core/storage.h"
 #include "core/tensor.h"
-#include "kernels/allocator.h"
-#include "kernels/device.h"
 #include "kernels/device_ops.h"
-#include "kernels/dtype.h"
+#include "kernels/runtime/allocator.h"
+#include "kernels/runtime/device.h"
+#include "kernels/runtime/dtype.h"
 
 // ops, autograd, modules, initialisation, mixed precision
 #include "core/autograd.h"

@@ -154,7 +154,7 @@ void causal_softmax_rows(float* s, float* lse, int64_t t) {
 
 }  // namespace
 
-void sdpa_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
+void attention_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
   auto g = geom(a, in);
   over_heads(g.heads, [&](int64_t s, int64_t e) {
     std::vector<float> p(static_cast<size_t>(g.t * g.t));
@@ -168,8 +168,8 @@ void sdpa_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
   });
 }
 
-void sdpa_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& gout,
-                   TensorView* gin) {
+void attention_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& gout,
+                        TensorView* gin) {
   auto g = geom(a, in);
   over_heads(g.heads, [&](int64_t s, int64_t e) {
     std::vector<float> p(static_cast<size_t>(g.t * g.t)), ds(p.size());

@@ -4,7 +4,7 @@
 
 #include "kernels/broadcast.h"
 #include "kernels/op_table.h"
-#include "kernels/parallel.h"
+#include "kernels/runtime/parallel.h"
 
 namespace strata::cpu {
 

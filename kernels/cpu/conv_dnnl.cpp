@@ -6,7 +6,7 @@
 // Threading stays strata's: the batch is cut into one slice per pool thread and
 // each thread runs oneDNN single-threaded on its slice (omp_set_num_threads(1)
 // around every call), so no OpenMP team ever spins beside the pool's workers
-// (kernels/parallel.h says why that matters here); weight gradients are per-slice
+// (kernels/runtime/parallel.h says why that matters here); weight gradients are per-slice
 // partials summed at the end. Primitives are built once per slice shape and kept.
 #include "kernels/cpu/conv.h"
 

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "base/error.h"
-#include "kernels/half.h"
-#include "kernels/tensor_view.h"
+#include "kernels/runtime/half.h"
+#include "kernels/runtime/tensor_view.h"
 
 namespace strata::cpu_dev::detail {
 

@@ -1,6 +1,6 @@
 // CPU device ops (kernels/device_ops.h): fill, convert, strided and host copies,
 // axpy and scale. Streaming loops over host memory; the f32 and half cases take
-// dedicated loops (the bulk F16C converters of kernels/half.h), other dtypes go
+// dedicated loops (the bulk F16C converters of kernels/runtime/half.h), other dtypes go
 // through one element switch. Work above detail::kGrain elements is split over
 // the thread pool; element order never changes a result, so the split does not
 // either.
@@ -8,8 +8,8 @@
 
 #include "kernels/cpu/device_elements.h"
 #include "kernels/device_ops_backends.h"
-#include "kernels/parallel.h"
 #include "kernels/pixel_math.h"
+#include "kernels/runtime/parallel.h"
 
 namespace strata::cpu_dev {
 using namespace detail;

@@ -8,7 +8,7 @@
 
 #include "kernels/cpu/device_elements.h"
 #include "kernels/device_ops_backends.h"
-#include "kernels/parallel.h"
+#include "kernels/runtime/parallel.h"
 #include "kernels/scalar_math.h"
 
 namespace strata::cpu_dev {

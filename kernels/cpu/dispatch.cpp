@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "kernels/backends.h"
-#include "kernels/half.h"
+#include "kernels/runtime/half.h"
 
 namespace strata {
 namespace {

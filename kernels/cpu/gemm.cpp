@@ -1,4 +1,4 @@
-// GEMM: one entry point for matmul, linear, conv and sdpa. C is cut into one
+// GEMM: one entry point for matmul, linear, conv and attention. C is cut into one
 // static panel per thread (rows when C is tall, columns when wide; edges on
 // multiples of 48 rows or 16 columns) and each thread runs the provider serially
 // on its panel; panels meet once, at the end, so a descheduled thread on a busy
@@ -31,7 +31,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <Eigen/Core>
 
-#include "kernels/parallel.h"
+#include "kernels/runtime/parallel.h"
 
 #if defined(STRATA_GEMM_OPENBLAS)
 #include <cblas.h>

@@ -1,5 +1,5 @@
 // The one single-precision GEMM entry point of the CPU backend: matmul, linear,
-// conv2d and sdpa all go through it, and strata-bench gemm measures it.
+// conv2d and attention all go through it, and strata-bench gemm measures it.
 #pragma once
 #include <cstdint>
 

@@ -3,9 +3,9 @@
 #include <cstdint>
 
 #include "base/error.h"
-#include "kernels/half.h"
 #include "kernels/metric_math.h"
 #include "kernels/metric_ops_backends.h"
+#include "kernels/runtime/half.h"
 
 namespace strata::cpu_metric {
 namespace {

@@ -19,7 +19,7 @@ void launch_forward_tiles(const Params<T>& p, int64_t heads) {
   constexpr Tile tl = attn::forward_tile(sizeof(T), kDMax, kCompact);
   constexpr size_t smem = attn::forward_smem(tl, sizeof(T)).total;
   auto kernel = attn_forward_kernel<T, kDMax, kDFixed, kCompact>;
-  reserve_smem(kernel, smem, "sdpa_forward");
+  reserve_smem(kernel, smem, "attention_forward");
   dim3 grid(static_cast<unsigned>(heads), static_cast<unsigned>(attn::ceil_div(p.t, tl.br)));
   kernel<<<grid, attn::kThreads, smem, context().stream>>>(p);
   STRATA_CUDA_LAUNCH_CHECK();
@@ -37,19 +37,19 @@ void launch_forward(const Params<T>& p, int64_t heads) {
 
 }  // namespace
 
-void sdpa_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
+void attention_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
   if (a.bthd) {  // [B,T,H,D]: through [B,H,T,D] copies (attention_heads.h)
     HeadMajor q(in[0], true), k(in[1], true), v(in[2], true), o(out[0], false);
     TensorView hin[3] = {q.view(), k.view(), v.view()}, hout[2] = {o.view(), out[1]};
     OpAttrs ha = a;
     ha.bthd = false;
-    sdpa_forward(ha, hin, hout);
+    attention_forward(ha, hin, hout);
     o.copy_out(out[0]);
     return;
   }
-  Geom g = geom("sdpa_forward", a, in, out);
+  Geom g = geom("attention_forward", a, in, out);
   if (g.heads * g.t == 0) return;
-  by_dtype("sdpa_forward", in[0].dtype, [&](auto tag) {
+  by_dtype("attention_forward", in[0].dtype, [&](auto tag) {
     using T = decltype(tag);
     Params<T> p = params<T>(g, in, out);
     by_head_dim(g.d, g.dv, [&](auto dmax, auto fixed) {

@@ -19,7 +19,7 @@ void launch_backward_tiles(const Params<T>& p, int64_t heads) {
   constexpr Tile tl = attn::backward_tile(sizeof(T), kDMax, kCompact);
   constexpr size_t smem = attn::backward_smem(tl, sizeof(T)).total;
   auto kernel = attn_backward_kernel<T, kDMax, kDFixed, kCompact>;
-  reserve_smem(kernel, smem, "sdpa_backward");
+  reserve_smem(kernel, smem, "attention_backward");
   dim3 grid(static_cast<unsigned>(heads), static_cast<unsigned>(attn::ceil_div(p.t, tl.bc)));
   kernel<<<grid, attn::kThreads, smem, context().stream>>>(p);
   STRATA_CUDA_LAUNCH_CHECK();
@@ -68,8 +68,8 @@ void backward_typed(const Geom& g, const TensorView* in, const TensorView* out, 
 
 }  // namespace
 
-void sdpa_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& gout,
-                   TensorView* gin) {
+void attention_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& gout,
+                        TensorView* gin) {
   if (a.bthd) {  // [B,T,H,D]: through [B,H,T,D] copies (attention_heads.h)
     HeadMajor q(in[0], true), k(in[1], true), v(in[2], true), o(out[0], true), dout(gout, true);
     HeadMajor dq(gin[0], false), dk(gin[1], false), dv(gin[2], false);
@@ -77,13 +77,13 @@ void sdpa_backward(const OpAttrs& a, const TensorView* in, const TensorView* out
     TensorView hgin[3] = {dq.view(), dk.view(), dv.view()};
     OpAttrs ha = a;
     ha.bthd = false;
-    sdpa_backward(ha, hin, hout, dout.view(), hgin);
+    attention_backward(ha, hin, hout, dout.view(), hgin);
     dq.copy_out(gin[0]), dk.copy_out(gin[1]), dv.copy_out(gin[2]);
     return;
   }
-  Geom g = geom("sdpa_backward", a, in, out);
+  Geom g = geom("attention_backward", a, in, out);
   if (g.heads * g.t == 0 || !(gin[0].defined() || gin[1].defined() || gin[2].defined())) return;
-  by_dtype("sdpa_backward", in[0].dtype,
+  by_dtype("attention_backward", in[0].dtype,
            [&](auto tag) { backward_typed<decltype(tag)>(g, in, out, gout, gin); });
 }
 

@@ -1,4 +1,4 @@
-// The CUDA side of sdpa's [B,T,H,D] layout (OpAttrs::bthd). The CPU kernel reads
+// The CUDA side of attention's [B,T,H,D] layout (OpAttrs::bthd). The CPU kernel reads
 // such heads in place through its GEMMs' leading dimensions; the CUDA kernels
 // (attention_{forward,backward}_kernel.cuh) index one head's rows as a
 // contiguous block, so here a [B,T,H,D] operand is permuted into a [B,H,T,D]

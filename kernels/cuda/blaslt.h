@@ -10,8 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/dtype.h"
 #include "kernels/gemm_plan.h"
+#include "kernels/runtime/dtype.h"
 
 namespace strata::cuda::blaslt {
 

@@ -5,8 +5,8 @@
 
 #include "base/destructor_error.h"
 #include "base/error.h"
-#include "kernels/allocator.h"
 #include "kernels/cuda/context.h"
+#include "kernels/runtime/allocator.h"
 
 namespace strata::cuda {
 
@@ -78,7 +78,7 @@ Context& context() {
 }
 
 // Scratch memory comes from CUDA's stream-ordered pool (cudaMallocAsync), tensors
-// from the caching device allocator (kernels/caching_pool.h), and neither sees
+// from the caching device allocator (kernels/runtime/caching_pool.h), and neither sees
 // the other's free memory: the caching pool may hold gigabytes of freed blocks
 // while a large scratch (attention's) fails. So out of memory here first asks
 // the caching pool to give its cache back (release_cached synchronises the

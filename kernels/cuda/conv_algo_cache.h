@@ -9,7 +9,7 @@
 #include <map>
 #include <mutex>
 
-#include "kernels/dtype.h"
+#include "kernels/runtime/dtype.h"
 
 namespace strata::cuda {
 

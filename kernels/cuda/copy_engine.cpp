@@ -2,7 +2,7 @@
 // copies, so they run on a copy engine while kernels run on the context stream,
 // and events as fences between the two. Nothing here synchronises the device or
 // a stream except wait(), which waits for one event, and the destructor.
-#include "kernels/copy_engine.h"
+#include "kernels/runtime/copy_engine.h"
 
 #include <cuda_runtime.h>
 

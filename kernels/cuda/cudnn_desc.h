@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "kernels/dtype.h"
+#include "kernels/runtime/dtype.h"
 
 namespace strata::cuda {
 

@@ -1,4 +1,4 @@
-// The CUDA allocators: the caching pool (kernels/caching_pool.h) over cudaMalloc
+// The CUDA allocators: the caching pool (kernels/runtime/caching_pool.h) over cudaMalloc
 // for device memory, one pool per device with the context stream as its default
 // stream, and over cudaHostAlloc for pinned host memory, one pool for the
 // process with a small cache (pinning is slow, but page-locked memory the cache
@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "base/error.h"
-#include "kernels/allocator.h"
-#include "kernels/caching_pool.h"
 #include "kernels/cuda/context.h"
 #include "kernels/cuda/runtime.h"
+#include "kernels/runtime/allocator.h"
+#include "kernels/runtime/caching_pool.h"
 
 namespace strata {
 namespace {

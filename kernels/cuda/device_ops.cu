@@ -1,5 +1,5 @@
 // CUDA device ops, single-tensor half (fill, convert, strided_copy, copy, axpy,
-// scale, synchronize); the multi-tensor ones are in multi_tensor.cu. Each kernel
+// scale, synchronize); the multi-tensor ones are in device_multi_tensor.cu. Each kernel
 // is one grid-stride pass: one read and one write per element (fill: a write;
 // axpy: two reads), so they run at memory bandwidth, with a cudaMemsetAsync for a
 // zero fill and cudaMemcpyAsync for copies. Everything is queued on the context
@@ -12,8 +12,8 @@
 
 #include "base/error.h"
 #include "kernels/cuda/context.h"
-#include "kernels/cuda/gather.h"
 #include "kernels/cuda/half_io.cuh"
+#include "kernels/cuda/layout_gather.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/device_ops_backends.h"
 #include "kernels/launch_shape.h"
@@ -33,7 +33,7 @@ __host__ __device__ __forceinline__ double to_f64(T v) {
     return static_cast<double>(v);
 }
 // Halves round from the float, as the CPU device ops do (one rounding from an
-// f32 source, so f32 -> half is the exact RNE of kernels/half.h).
+// f32 source, so f32 -> half is the exact RNE of kernels/runtime/half.h).
 template <typename T>
 __host__ __device__ __forceinline__ T from_f64(double v) {
   if constexpr (std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>)

@@ -1,5 +1,5 @@
 // CUDA binary elementwise ops: add sub mul div with numpy broadcasting, forward
-// and backward (the activations are in activation.cu). Storage f32/f16/bf16 is
+// and backward (the activations are in elementwise_activation.cu). Storage f32/f16/bf16 is
 // read directly and the arithmetic is FP32. Same-shape operands take the
 // contiguous map (kernels/cuda/map.cuh), which moves 16 bytes per operand per
 // step when the pointers allow; broadcasts decode each output index through a

@@ -4,13 +4,13 @@
 // write per element, column-major so consecutive threads touch consecutive
 // rows), and bias_grad is one block per 32 columns of D whose 8 row lanes stride
 // over k and meet in shared memory: op(B) is read once, in FP32 accumulation.
-// f16/bf16 are read and written in place through kernels/half.h.
+// f16/bf16 are read and written in place through kernels/runtime/half.h.
 #include <algorithm>
 
 #include "base/error.h"
 #include "kernels/cuda/context.h"
 #include "kernels/cuda/gemm_epilogue.h"
-#include "kernels/half.h"
+#include "kernels/runtime/half.h"
 #include "kernels/scalar_math.h"
 
 namespace strata::cuda::gemm_epilogue {

@@ -2,8 +2,8 @@
 // pointer off 16 bytes, no algorithm for the epilogue, k = 0). Each works on the
 // plan's column-major D of one call; launches on context().stream.
 #pragma once
-#include "kernels/dtype.h"
 #include "kernels/gemm_plan.h"
+#include "kernels/runtime/dtype.h"
 
 namespace strata::cuda::gemm_epilogue {
 

@@ -1,7 +1,7 @@
 // Load and store of f32 / f16 / bf16 storage as float, shared by every CUDA
 // kernel file: kernels read half storage directly and do their arithmetic (and
 // accumulation) in FP32. Conversions are the cuda_fp16.h / cuda_bf16.h
-// round-to-nearest-even intrinsics, which agree with kernels/half.h on every
+// round-to-nearest-even intrinsics, which agree with kernels/runtime/half.h on every
 // finite value, on infinities and on subnormals (a NaN stays a NaN, though its
 // payload may differ). They are __host__ __device__, so host code in a .cu file
 // (and a host unit test compiled by nvcc) can call them too.
@@ -18,7 +18,7 @@
 #include <string>
 
 #include "base/error.h"
-#include "kernels/tensor_view.h"
+#include "kernels/runtime/tensor_view.h"
 
 namespace strata::cuda {
 

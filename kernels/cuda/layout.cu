@@ -3,7 +3,7 @@
 // 4-byte words). reshape is a device-to-device copy. concat and slice see the
 // tensor as [outer, axis x inner] rows and move whole runs with
 // cudaMemcpy2DAsync (a pitched copy: the copy engine or its kernel, at memory
-// bandwidth). permute is the strided gather of gather.h: each output element decodes its
+// bandwidth). permute is the strided gather of layout_gather.h: each output element decodes its
 // source offset through the collapsed map of the permuted input strides, so
 // writes are coalesced and reads are as contiguous as the permutation allows.
 // Backward: reshape copies, permute is the inverse permute, concat a split, and
@@ -15,7 +15,7 @@
 #include "base/error.h"
 #include "kernels/backends.h"
 #include "kernels/cuda/context.h"
-#include "kernels/cuda/gather.h"
+#include "kernels/cuda/layout_gather.h"
 #include "kernels/launch_shape.h"
 #include "kernels/layout_geom.h"
 

@@ -1,8 +1,8 @@
 // Sum reductions shared by the CUDA kernels: the sum/mean ops (kernels/cuda/reduce.cu)
 // and the gradients of broadcast operands (kernels/cuda/elementwise.cu).
 #pragma once
-#include "kernels/dtype.h"
 #include "kernels/launch_shape.h"
+#include "kernels/runtime/dtype.h"
 
 namespace strata::cuda {
 

@@ -1,7 +1,7 @@
-// NVTX 3 ranges for kernels/trace_range.h. NVTX is header-only (CUDA::nvtx3):
+// NVTX 3 ranges for kernels/runtime/trace_range.h. NVTX is header-only (CUDA::nvtx3):
 // without a tool attached, a push or pop is a call through a null-checked
 // pointer; under nsys the injected library records the range.
-#include "kernels/trace_range.h"
+#include "kernels/runtime/trace_range.h"
 
 #include <nvtx3/nvToolsExt.h>
 

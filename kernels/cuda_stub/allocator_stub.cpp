@@ -2,8 +2,8 @@
 #include <string>
 
 #include "base/error.h"
-#include "kernels/allocator.h"
 #include "kernels/cuda/runtime.h"
+#include "kernels/runtime/allocator.h"
 
 namespace strata {
 

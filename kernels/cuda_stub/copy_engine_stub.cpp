@@ -1,7 +1,7 @@
 // The CUDA copy engine in a build without CUDA: an error that says why.
 #include "base/error.h"
-#include "kernels/copy_engine.h"
 #include "kernels/cuda/runtime.h"
+#include "kernels/runtime/copy_engine.h"
 
 namespace strata {
 

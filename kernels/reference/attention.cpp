@@ -45,7 +45,7 @@ double score(const double* q, const double* k, int64_t i, int64_t j, const Geom&
 
 }  // namespace
 
-void sdpa_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
+void attention_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
   auto g = geom(a, in);
   for (int64_t h = 0; h < g.heads; ++h) {
     const int64_t qb = g.rows.base(h, g.d), vb = g.rows.base(h, g.dv);
@@ -71,8 +71,8 @@ void sdpa_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
   }
 }
 
-void sdpa_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& gout,
-                   TensorView* gin) {
+void attention_backward(const OpAttrs& a, const TensorView* in, const TensorView* out, const TensorView& gout,
+                        TensorView* gin) {
   auto g = geom(a, in);
   for (int i = 0; i < 3; ++i)
     if (gin[i].defined())

@@ -2,8 +2,8 @@
 
 namespace strata::shape {
 
-std::vector<OutputSpec> sdpa_infer(const std::vector<OutputSpec>& in, const OpAttrs& a) {
-  const char* op = "sdpa";
+std::vector<OutputSpec> attention_infer(const std::vector<OutputSpec>& in, const OpAttrs& a) {
+  const char* op = "attention";
   require_float(in[0], op, "q");
   for (int i = 1; i < 3; ++i)
     require(in[i].dtype == in[0].dtype, op,

@@ -22,7 +22,7 @@ Tensor CausalSelfAttention::forward(const Tensor& x) {
                      " must be [B, T, " + std::to_string(width_) + "]");
   const int64_t B = x.size(0), T = x.size(1), H = heads_, D = width_ / heads_, C = width_;
   // q, k and v each from its own third of c_attn: [B, T, C] viewed as [B, T, H, D],
-  // which sdpa reads in place (bthd), so no head is permuted into [B, H, T, D] and
+  // which attention reads in place (bthd), so no head is permuted into [B, H, T, D] and
   // back on either pass. One [B, T, 3C] product split afterwards costs more on the
   // CPU than the three products: its slices are copies, and their backward
   // zero-fills three [B, T, 3C] gradients and adds them up, where a third's
@@ -33,8 +33,8 @@ Tensor CausalSelfAttention::forward(const Tensor& x) {
     Tensor wi = cast(slice(w, 0, i * C, (i + 1) * C), cd), bi = cast(slice(b, 0, i * C, (i + 1) * C), cd);
     return reshape(linear(xc, wi, bi), {B, T, H, D});
   };
-  Tensor y = sdpa(part(0), part(1), part(2), 0.0, true);  // [B, T, H, D], scale 1/sqrt(D)
-  y = reshape(y, {B, T, width_});                         // [B, T, C]
+  Tensor y = attention(part(0), part(1), part(2), 0.0, true);  // [B, T, H, D], scale 1/sqrt(D)
+  y = reshape(y, {B, T, width_});                              // [B, T, C]
   y = (*c_proj_)(y);
   return drop_ ? (*drop_)(y) : y;
 }

@@ -1,4 +1,4 @@
-// CausalSelfAttention: multi-head causal self-attention over the `sdpa` op.
+// CausalSelfAttention: multi-head causal self-attention over the `attention` op.
 // x [B, T, C] -> qkv = x Wqkv^T + b [B, T, 3C] -> q, k, v [B, H, T, D] (D = C / H)
 // -> causal softmax(q k^T / sqrt(D)) v [B, H, T, D] -> [B, T, C] -> out-projection
 // -> dropout. Parameters: "c_attn" (Linear C -> 3C, q|k|v along the output) and

@@ -18,7 +18,7 @@ OpAttrs bthd(double s = 0) {
 
 }  // namespace
 
-STRATA_OP_CASES(sdpa) {
+STRATA_OP_CASES(attention) {
   return {
       {"small", {{{1, 1, 4, 3}}, {{1, 1, 4, 3}}, {{1, 1, 4, 3}}}, {}},
       {"heads", {{{2, 3, 5, 4}}, {{2, 3, 5, 4}}, {{2, 3, 5, 4}}}, {}},

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/tensor_view.h"
+#include "kernels/runtime/tensor_view.h"
 
 namespace strata {
 

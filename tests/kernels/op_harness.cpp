@@ -7,7 +7,7 @@
 #include <random>
 
 #include "elementwise_error.h"
-#include "kernels/half.h"
+#include "kernels/runtime/half.h"
 #include "op_placement.h"
 
 namespace strata::testing {

@@ -3,8 +3,8 @@
 #include <string>
 
 #include "base/error.h"
-#include "kernels/allocator.h"
 #include "kernels/device_ops_backends.h"
+#include "kernels/runtime/allocator.h"
 #include "op_harness.h"
 
 namespace strata::testing {

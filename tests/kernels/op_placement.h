@@ -2,14 +2,14 @@
 // (tests/kernels/op_harness.h Buffer: data, then a sentinel guard); a run on a
 // device backend works on device copies of those bytes, guard included, and
 // copies them back afterwards, so the same sentinel and NaN checks see what the
-// device kernel wrote. Device memory comes from kernels/allocator.h and moves
+// device kernel wrote. Device memory comes from kernels/runtime/allocator.h and moves
 // through the device ops (kernels/device_ops_backends.h), so test code needs no
 // CUDA headers.
 #pragma once
 #include <map>
 #include <memory>
 
-#include "kernels/tensor_view.h"
+#include "kernels/runtime/tensor_view.h"
 
 namespace strata {
 class Allocator;

@@ -2,7 +2,7 @@
 // (op, case, dtype) x backend walked from the case registry, the per-dtype
 // tolerances, and the one check of a backend against the f64 reference. The
 // cpu binary (tests/kernels/test_op_table.cpp) and the cuda binary
-// (tests/gpu/test_op_table_cuda.cpp) differ only in the backend they pass, so
+// (tests/kernels/cuda/test_op_table_cuda.cpp) differ only in the backend they pass, so
 // both run the very same cases with the very same tolerances.
 #pragma once
 #include <gtest/gtest.h>

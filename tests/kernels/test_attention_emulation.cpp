@@ -5,7 +5,7 @@
 // padding rows and columns included -- against plain causal attention in double
 // with the classic backward dS = P (dP - rowsum(P dP)). What this cannot see is
 // the GPU's part: shared-memory races, WMMA layouts, half rounding; the gpu test
-// (tests/gpu/test_cuda_attention.cpp) checks those on a device.
+// (tests/kernels/cuda/test_cuda_attention.cpp) checks those on a device.
 #include <gtest/gtest.h>
 
 #include <algorithm>

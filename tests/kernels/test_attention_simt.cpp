@@ -210,7 +210,7 @@ void run_case(Shape3 s, double tol) {
   TensorView rout[2] = {{o_ref.data(), DType::f64, vs}, {lse_ref.data(), DType::f64, ls}};
   TensorView rgin[3] = {
       {dq_ref.data(), DType::f64, qs}, {dk_ref.data(), DType::f64, qs}, {dv_ref.data(), DType::f64, vs}};
-  const auto& ref = reference_backend().ops[static_cast<size_t>(Op::sdpa)];
+  const auto& ref = reference_backend().ops[static_cast<size_t>(Op::attention)];
   ref.forward(OpAttrs{}, rin, rout);
   ref.backward(OpAttrs{}, rin, rout, TensorView{rgo.data(), DType::f64, vs}, rgin);
 

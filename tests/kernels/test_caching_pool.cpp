@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "kernels/caching_pool.h"
+#include "kernels/runtime/caching_pool.h"
 
 namespace strata {
 namespace {

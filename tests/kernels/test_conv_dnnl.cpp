@@ -16,7 +16,7 @@
 
 #include "host_f32.h"
 #include "kernels/cpu/conv.h"
-#include "kernels/parallel.h"
+#include "kernels/runtime/parallel.h"
 
 namespace strata {
 namespace {

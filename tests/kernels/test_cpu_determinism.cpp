@@ -20,7 +20,7 @@
 #include "kernels/backends.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/device_ops_backends.h"
-#include "kernels/parallel.h"
+#include "kernels/runtime/parallel.h"
 
 namespace strata {
 namespace {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "kernels/cpu/gemm.h"
-#include "kernels/parallel.h"
+#include "kernels/runtime/parallel.h"
 
 namespace strata {
 namespace {

@@ -1,5 +1,5 @@
-// The one device dispatch (kernels/dispatch_stub.h) and the one views-share-a-
-// device check (kernels/view_device.h) behind the op table, the device ops and
+// The one device dispatch (kernels/runtime/dispatch_stub.h) and the one views-share-a-
+// device check (kernels/runtime/view_device.h) behind the op table, the device ops and
 // the metric ops: views on two devices are refused naming both roles and both
 // devices, undefined views and absent arrays are passed over, and a device no
 // backend registered is a clear error. Views tagged cuda point at host memory;
@@ -14,9 +14,9 @@
 #include "base/error.h"
 #include "kernels/backends.h"
 #include "kernels/device_ops.h"
-#include "kernels/dispatch_stub.h"
 #include "kernels/metric_ops.h"
-#include "kernels/view_device.h"
+#include "kernels/runtime/dispatch_stub.h"
+#include "kernels/runtime/view_device.h"
 
 namespace strata {
 namespace {

@@ -1,4 +1,4 @@
-// Exhaustive checks of the f16/bf16 conversions in kernels/half.h against an
+// Exhaustive checks of the f16/bf16 conversions in kernels/runtime/half.h against an
 // independent computation: every f16 and bf16 bit pattern, every rounding
 // boundary between neighbouring half values (the exact tie and the floats on
 // either side of it), subnormals, overflow to inf, NaN, and a million random
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/half.h"
+#include "kernels/runtime/half.h"
 
 namespace strata {
 namespace {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/allocator.h"
+#include "kernels/runtime/allocator.h"
 
 namespace strata {
 namespace {

@@ -1,15 +1,15 @@
 // The metric ops' CPU implementation (kernels/metric_ops.h) against a direct
 // count: ties, half logits, top-5, the accumulate-don't-overwrite contract and
 // the errors. The CUDA implementation is compared with this one in
-// tests/gpu/test_device_step.cpp.
+// tests/train/trainer/test_device_step.cpp.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <vector>
 
 #include "base/error.h"
-#include "kernels/half.h"
 #include "kernels/metric_ops.h"
+#include "kernels/runtime/half.h"
 
 namespace strata {
 namespace {

@@ -2,7 +2,7 @@
 // storage dtype, the cpu backend (through kernel_forward/kernel_backward) is
 // checked against the double-precision reference by the shared op suite
 // (tests/kernels/op_suite.h; the cuda backend runs the same suite in
-// tests/gpu/test_op_table_cuda.cpp), and the reference backward is checked
+// tests/kernels/cuda/test_op_table_cuda.cpp), and the reference backward is checked
 // against central finite differences of the reference forward.
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "kernels/allocator.h"
+#include "kernels/runtime/allocator.h"
 #include "op_placement.h"
 #include "op_suite.h"
 

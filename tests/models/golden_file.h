@@ -1,7 +1,7 @@
 // Reader for the golden files that tests/fixtures/make_*_golden.py write (the
 // record format is documented in make_gpt_golden.py): PyTorch's weights, a batch,
 // outputs and gradients. Used by the golden tests and the export tests; free of
-// gtest so that plain tools (tests/export/make_golden_checkpoint) can read them.
+// gtest so that plain tools (tests/models/make_golden_checkpoint) can read them.
 #pragma once
 #include <cmath>
 #include <fstream>
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/tensor.h"
-#include "kernels/half.h"
+#include "kernels/runtime/half.h"
 
 namespace strata::testing {
 

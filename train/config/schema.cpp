@@ -1,6 +1,6 @@
 // The schema table: every key of TrainConfig, bound to its field. Adding a field
 // to train_config.h without a row here fails the field-count test in
-// tests/config; the docs drift test then asks for docs/configuration.md to be
+// tests/train/config; the docs drift test then asks for docs/configuration.md to be
 // regenerated.
 #include "train/config/schema.h"
 

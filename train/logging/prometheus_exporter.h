@@ -25,7 +25,7 @@ struct TrainingFigures {
   int64_t steps = 0, samples = 0;  // done since the previous update
   double loss = 0, lr = 0;
   double steps_per_second = 0, samples_per_second = 0, data_wait_fraction = 0;
-  // The model device's allocator (kernels/allocator.h): what is known on any device.
+  // The model device's allocator (kernels/runtime/allocator.h): what is known on any device.
   int64_t memory_in_use_bytes = 0, memory_peak_bytes = 0;
 };
 

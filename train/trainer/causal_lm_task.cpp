@@ -7,7 +7,7 @@
 #include "core/autograd.h"
 #include "core/ops.h"
 #include "kernels/device_ops.h"
-#include "kernels/trace_range.h"
+#include "kernels/runtime/trace_range.h"
 
 namespace strata {
 namespace {

@@ -2,7 +2,7 @@
 
 #include "core/autograd.h"
 #include "core/ops.h"
-#include "kernels/trace_range.h"
+#include "kernels/runtime/trace_range.h"
 #include "train/trainer/batch_tensors.h"
 
 namespace strata {

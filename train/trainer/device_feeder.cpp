@@ -2,7 +2,7 @@
 
 #include "base/destructor_error.h"
 #include "base/error.h"
-#include "kernels/trace_range.h"
+#include "kernels/runtime/trace_range.h"
 
 namespace strata {
 

@@ -22,7 +22,7 @@
 
 #include "core/batch_source.h"
 #include "core/tensor.h"
-#include "kernels/copy_engine.h"
+#include "kernels/runtime/copy_engine.h"
 #include "train/trainer/fed_batch.h"
 
 namespace strata {

@@ -14,7 +14,7 @@
 #include "core/communicator.h"
 #include "core/module.h"
 #include "core/precision.h"
-#include "kernels/copy_engine.h"
+#include "kernels/runtime/copy_engine.h"
 #include "nn/schedule/schedule.h"
 #include "train/config/train_config.h"
 #include "train/logging/run_log.h"

@@ -11,8 +11,8 @@
 #include "base/atomic_file.h"
 #include "base/error.h"
 #include "base/file_write.h"
-#include "kernels/allocator.h"
 #include "kernels/cuda/pci_bus_id.h"
+#include "kernels/runtime/allocator.h"
 #include "train/config/to_yaml.h"
 #include "train/trainer/collective_sums.h"
 

@@ -69,7 +69,7 @@ struct TrainSummary {
   // part of a resumed run).
   LoaderCounters train_loader;
   // The model's device and its allocator's statistics at the end of the run
-  // (kernels/allocator.h; on the host these count every tensor of the process).
+  // (kernels/runtime/allocator.h; on the host these count every tensor of the process).
   std::string device = "cpu";
   int64_t memory_in_use_bytes = 0, memory_peak_bytes = 0, memory_cached_bytes = 0, memory_allocations = 0;
   // Host synchronisations with the device (kernels/cuda/runtime.h host_syncs())

@@ -10,7 +10,7 @@
 
 #include "base/error.h"
 #include "kernels/cuda/runtime.h"
-#include "kernels/trace_range.h"
+#include "kernels/runtime/trace_range.h"
 #include "train/make_schedule.h"
 #include "train/trainer/collective_sums.h"
 #include "train/trainer/stop_signal.h"

@@ -8,7 +8,7 @@
 
 #include "base/atomic_file.h"
 #include "base/file_write.h"
-#include "kernels/allocator.h"
+#include "kernels/runtime/allocator.h"
 #include "train/trainer/collective_sums.h"
 #include "train/trainer/trainer.h"
 

@@ -1,0 +1,215 @@
+// The trainer's tasks: the causal-LM task's loss and metrics against a direct
+// computation, a GPT trained end to end through Trainer on a learnable token
+// stream (with exact mid-epoch resume), and monitors checked against the task.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+#include "base/error.h"
+#include "core/autograd.h"
+#include "core/communicator.h"
+#include "core/ops.h"
+#include "models/registry.h"
+#include "train/checkpoint/checkpoint.h"
+#include "train/config/load.h"
+#include "train/trainer/task.h"
+#include "train/trainer/trainer.h"
+#include "trainer_fixture.h"
+
+namespace strata::testing {
+namespace {
+
+constexpr int64_t kVocab = 16, kContext = 8;
+
+// Windows of a periodic token stream (period 5 over ids 1..5, then noise-free):
+// the next token is a function of the previous one, so a GPT learns it fast.
+class PeriodicTokens : public BatchSource {
+ public:
+  PeriodicTokens(int64_t windows, int64_t batch) : windows_(windows), batch_(batch) {}
+  void start_epoch(int64_t epoch) override {
+    epoch_ = epoch;
+    next_ = 0;
+  }
+  bool next(HostBatch& out) override {
+    if (next_ + batch_ > windows_) return false;
+    out.fields.clear();
+    for (const char* name : {"input", "target"}) {
+      HostArray a;
+      a.name = name;
+      a.dtype = "i64";
+      a.shape = {batch_, kContext};
+      a.bytes.resize(static_cast<size_t>(batch_ * kContext) * 8);
+      auto* p = a.as<int64_t>();
+      const int64_t shift = std::strcmp(name, "target") == 0 ? 1 : 0;
+      for (int64_t b = 0; b < batch_; ++b)
+        for (int64_t t = 0; t < kContext; ++t)
+          p[b * kContext + t] = token((next_ + b) * 3 + t + shift + epoch_);
+      out.fields.push_back(std::move(a));
+    }
+    out.size = batch_;
+    out.valid = -1;
+    next_ += batch_;
+    return true;
+  }
+  int64_t batches_per_epoch() const override { return windows_ / batch_; }
+  SourcePosition position() const override { return {{"epoch", epoch_}, {"next", next_}}; }
+  void restore(const SourcePosition& pos) override {
+    epoch_ = pos.at("epoch");
+    next_ = pos.at("next");
+  }
+  DataMetrics metrics() const override { return {}; }
+  static int64_t token(int64_t i) { return 1 + i % 5; }
+
+ private:
+  int64_t windows_, batch_, epoch_ = 0, next_ = 0;
+};
+
+TrainConfig gpt_config() {
+  TrainConfig c = quiet_config();
+  c.model.name = "gpt";
+  c.model.vocab_size = kVocab;
+  c.model.context = kContext;
+  c.model.layers = 1;
+  c.model.heads = 2;
+  c.model.width = 16;
+  c.optimizer.name = "adamw";
+  c.optimizer.lr = 1e-2;
+  c.optimizer.decay_groups = true;
+  return c;
+}
+
+std::shared_ptr<Module> build_gpt(const TrainConfig& c) {
+  return models::build_model(models::spec_from_config(c));
+}
+
+std::unique_ptr<Task> lm_task() {
+  TaskOptions o;
+  o.bytes_per_token = 1;
+  return make_task("causal_lm", o);
+}
+
+TEST(CausalLmTask, LossAndMetricsMatchADirectComputation) {
+  auto model = build_gpt(gpt_config());
+  PeriodicTokens src(4, 4);
+  src.start_epoch(0);
+  HostBatch b;
+  ASSERT_TRUE(src.next(b));
+  auto task = lm_task();
+  for (int64_t rows : {int64_t{4}, int64_t{3}}) {  // 3: the evaluation padding rows are left out
+    NoGradGuard no_grad;
+    TaskSums sums(task->sum_names().size(), Device::cpu);
+    TaskOutput out = task->run(*model, b, rows, Device::cpu, Precision::fp32, true, sums);
+    std::vector<int64_t> ids(b.field("input").as<int64_t>(),
+                             b.field("input").as<int64_t>() + rows * kContext);
+    std::vector<int64_t> tg(b.field("target").as<int64_t>(),
+                            b.field("target").as<int64_t>() + rows * kContext);
+    Tensor logits = (*model)(Tensor::from_vector_i64(ids, {rows, kContext}));
+    double direct = cross_entropy(reshape(logits, {rows * kContext, kVocab}),
+                                  Tensor::from_vector_i64(tg, {rows * kContext}))
+                        .item();
+    EXPECT_NEAR(out.loss.item(), direct, 1e-6) << rows;
+    const std::vector<double> s = sums.read();
+    ASSERT_EQ(s.size(), 2u);
+    EXPECT_EQ(out.items, static_cast<double>(rows * kContext));
+    EXPECT_EQ(s[1], static_cast<double>(rows * kContext));
+    EXPECT_DOUBLE_EQ(s[0], out.loss.item() * static_cast<double>(rows * kContext));
+    Metrics m = task->metrics(s, true);
+    ASSERT_EQ(m.size(), 3u);
+    EXPECT_NEAR(m[0].second, direct, 1e-6);
+    EXPECT_NEAR(m[1].second, std::exp(direct), 1e-4 * std::exp(direct));
+    EXPECT_NEAR(m[2].second, direct / std::log(2.0), 1e-6);
+  }
+  EXPECT_TRUE(std::isnan(make_task("causal_lm", {})->metrics({1.0, 1.0}, true)[2].second))
+      << "bits per byte is unknown without bytes per token";
+}
+
+TEST(CausalLmTask, RefusesTokensOfTheWrongShape) {
+  HostBatch b;
+  HostArray a;
+  a.name = "input";
+  a.dtype = "i64";
+  a.shape = {8};
+  a.bytes.resize(64);
+  b.fields = {a, a};
+  b.fields[1].name = "target";
+  b.size = 8;
+  auto model = build_gpt(gpt_config());
+  TaskSums sums(2, Device::cpu);
+  EXPECT_THROW(lm_task()->run(*model, b, 8, Device::cpu, Precision::fp32, false, sums), ShapeError);
+}
+
+TEST(TrainerLm, TrainsAGptAndResumesExactly) {
+  TrainConfig c = gpt_config();
+  c.trainer.epochs = 6;
+  c.checkpoint.every_epochs = 0;
+  SingleProcessCommunicator comm;
+  PeriodicTokens val(8, 8);
+
+  auto run_from = [&](const TrainConfig& cfg, const std::string& dir) {
+    auto model = build_gpt(c);
+    PeriodicTokens train(64, 8);
+    Trainer t(cfg, dir, model, lm_task(), comm);
+    t.set_flops_per_item(models::model_entry("gpt").train_flops(models::spec_from_config(c)));
+    TrainSummary s = t.fit(train, &val, &val);
+    return std::make_pair(model, s);
+  };
+  auto [whole, s] = run_from(c, temp_dir("lm-whole"));
+  EXPECT_EQ(s.task, "causal_lm");
+  EXPECT_EQ(s.item_unit, "token");
+  EXPECT_EQ(s.steps, 48);
+  ASSERT_EQ(s.test_metrics.size(), 3u);
+  EXPECT_LT(s.test_metrics[0].second, 0.2)
+      << "the next token is a function of the last: loss well below ln 16";
+  EXPECT_NEAR(s.test_metrics[1].second, std::exp(s.test_metrics[0].second), 1e-6);
+  EXPECT_GT(s.items_per_second, 0);
+  EXPECT_NEAR(s.items_per_second / s.samples_per_second, kContext, 1e-6);
+  EXPECT_GT(s.flops_per_item, 0);
+
+  // Stop mid-epoch 2 (step 11 of 48) with a checkpoint, resume, finish: same weights.
+  const std::string dir = temp_dir("lm-resume");
+  TrainConfig first = c;
+  first.trainer.max_steps = 11;
+  first.checkpoint.every_steps = 11;
+  run_from(first, dir);
+  TrainConfig second = c;
+  second.checkpoint.resume = "auto";
+  auto [resumed, s2] = run_from(second, dir);
+  EXPECT_EQ(s2.steps, 48);
+  auto a = whole->named_parameters(), b = resumed->named_parameters();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_EQ(a[i].second.to_float_vector(), b[i].second.to_float_vector()) << a[i].first;
+}
+
+TEST(TrainerLm, MonitorsMustBeMetricsOfTheTask) {
+  TrainConfig c = gpt_config();
+  SingleProcessCommunicator comm;
+  c.early_stopping.monitor = "val_accuracy";  // a classification metric
+  try {
+    Trainer t(c, temp_dir("lm-monitor"), build_gpt(c), lm_task(), comm);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("early_stopping.monitor"), std::string::npos) << m;
+    EXPECT_NE(m.find("val_perplexity"), std::string::npos) << m;
+  }
+  c.early_stopping.monitor = "val_bpb";
+  c.schedule.name = "plateau";
+  c.schedule.plateau_monitor = "val_top5";
+  EXPECT_THROW(Trainer(c, temp_dir("lm-monitor2"), build_gpt(c), lm_task(), comm), ConfigError);
+  c.schedule.plateau_monitor = "val_perplexity";
+  EXPECT_NO_THROW(Trainer(c, temp_dir("lm-monitor3"), build_gpt(c), lm_task(), comm));
+}
+
+TEST(TrainerConfig, TheSchemaRefusesMonitorsNoTaskReports) {
+  // train_loss passed the schema before and failed at the first evaluation
+  EXPECT_THROW(parse_config("early_stopping: {monitor: train_loss}\n"), ConfigError);
+  EXPECT_THROW(parse_config("schedule: {plateau_monitor: train_accuracy}\n"), ConfigError);
+  for (auto& m : monitor_names())
+    EXPECT_NO_THROW(parse_config("early_stopping: {monitor: " + m + "}\n")) << m;
+}
+
+}  // namespace
+}  // namespace strata::testing
