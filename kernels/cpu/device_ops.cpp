@@ -56,6 +56,8 @@ void fill(const TensorView& dst, double value) {
       return fill_typed(dst.as<int64_t>(), n, static_cast<int64_t>(value));
     case DType::u8:
       return fill_typed(dst.as<uint8_t>(), n, static_cast<uint8_t>(value));
+    case DType::u16:
+      return fill_typed(dst.as<uint16_t>(), n, static_cast<uint16_t>(value));
   }
 }
 

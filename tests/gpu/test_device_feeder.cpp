@@ -42,12 +42,12 @@ class PinnedSource final : public BatchSource {
     for (HostArray* a : {&x, &y})
       if (a->bytes.resource() != memory_) a->bytes = HostBytes(memory_);
     x.name = "image";
-    x.dtype = "u8";
+    x.dtype = DType::u8;
     x.shape = {kBatch, kC, kH, kW};
     x.bytes.resize(static_cast<size_t>(x.numel()));
     for (int64_t i = 0; i < x.numel(); ++i) x.as<uint8_t>()[i] = pixel(next_, i);
     y.name = "label";
-    y.dtype = "i32";
+    y.dtype = DType::i32;
     y.shape = {kBatch};
     y.bytes.resize(kBatch * 4);
     for (int64_t r = 0; r < kBatch; ++r) y.as<int32_t>()[r] = static_cast<int32_t>(next_ * 1000 + r);

@@ -92,12 +92,12 @@ class NumberedSource final : public BatchSource {
     if (next_ >= batches_) return false;
     out.fields.resize(2);
     out.fields[0].name = "x";
-    out.fields[0].dtype = "u8";
+    out.fields[0].dtype = DType::u8;
     out.fields[0].shape = {4, 3};
     out.fields[0].bytes.resize(12);
     std::memset(out.fields[0].bytes.data(), static_cast<int>(next_), 12);
     out.fields[1].name = "y";
-    out.fields[1].dtype = "i64";
+    out.fields[1].dtype = DType::i64;
     out.fields[1].shape = {4};
     out.fields[1].bytes.resize(32);
     for (int i = 0; i < 4; ++i) out.fields[1].as<int64_t>()[i] = 100 + next_;

@@ -32,7 +32,7 @@ std::vector<uint8_t> pixels(int64_t n, unsigned seed) {
 std::vector<float> loader_normalised(const std::vector<uint8_t>& px, const data::NormalizeU8& n) {
   data::FieldSpec spec{"image", "u8", {kC, kH, kW}, false};
   data::FieldTransform t(spec, &n);
-  EXPECT_EQ(t.out_dtype(), "f32");
+  EXPECT_EQ(t.out_dtype(), DType::f32);
   std::vector<float> out(px.size());
   for (int64_t s = 0; s < kBatch; ++s)
     t.apply(px.data() + s * kSample, reinterpret_cast<uint8_t*>(out.data() + s * kSample));
@@ -48,7 +48,7 @@ std::vector<float> device_op_normalised(std::vector<uint8_t> px, const std::vect
   return out;
 }
 
-HostBatch image_batch(const void* data, size_t bytes, const char* dtype) {
+HostBatch image_batch(const void* data, size_t bytes, DType dtype) {
   HostBatch b;
   b.fields.resize(2);
   b.fields[0].name = "image";
@@ -56,7 +56,7 @@ HostBatch image_batch(const void* data, size_t bytes, const char* dtype) {
   b.fields[0].shape = {kBatch, kC, kH, kW};
   b.fields[0].bytes.assign(static_cast<const std::byte*>(data), bytes);
   b.fields[1].name = "label";
-  b.fields[1].dtype = "i64";
+  b.fields[1].dtype = DType::i64;
   b.fields[1].shape = {kBatch};
   b.fields[1].bytes.resize(kBatch * 8);
   for (int64_t i = 0; i < kBatch; ++i) b.fields[1].as<int64_t>()[i] = i;
@@ -85,7 +85,7 @@ TEST(InputNormalize, OneMeanAndStdForEveryChannel) {
 TEST(InputNormalize, ABatchToTensorsOfU8PixelsScalesOnceAsTheLoaderWould) {
   const auto px = pixels(kBatch * kSample, 3);
   const std::vector<float> mean{0.1f, 0.2f, 0.3f}, std{0.9f, 0.8f, 0.7f};
-  const HostBatch b = image_batch(px.data(), px.size(), "u8");
+  const HostBatch b = image_batch(px.data(), px.size(), DType::u8);
   BatchTensors t = batch_to_tensors(b, "image", "label", {kC, kH, kW}, InputNormalization{mean, std});
   const auto want = loader_normalised(px, data::NormalizeU8{"image", mean, std});
   ASSERT_EQ(t.input.numel(), kBatch * kSample);
@@ -99,7 +99,7 @@ TEST(InputNormalize, ABatchToTensorsOfU8PixelsScalesOnceAsTheLoaderWould) {
 TEST(InputNormalize, AnF32InputTheLoaderNormalisedIsNotScaledAgain) {
   const auto px = pixels(kBatch * kSample, 4);
   const auto normalised = loader_normalised(px, data::NormalizeU8{"image", {0.5f}, {0.5f}});
-  const HostBatch b = image_batch(normalised.data(), normalised.size() * 4, "f32");
+  const HostBatch b = image_batch(normalised.data(), normalised.size() * 4, DType::f32);
   BatchTensors t = batch_to_tensors(b, "image", "label", {kC, kH, kW}, InputNormalization{{0.5f}, {0.5f}});
   EXPECT_EQ(std::memcmp(t.input.data<float>(), normalised.data(), normalised.size() * 4), 0);
 }
@@ -112,7 +112,7 @@ TEST(InputNormalize, ChannelsThatDoNotMatchTheInputAreRefused) {
       dev::normalize_u8(TensorView{const_cast<uint8_t*>(px.data()), DType::u8, {kBatch, kC, kH, kW}},
                         TensorView{out.data(), DType::f32, {kBatch, kC, kH, kW}}, two.data(), two.data(), 2),
       Error);
-  const HostBatch b = image_batch(px.data(), px.size(), "u8");
+  const HostBatch b = image_batch(px.data(), px.size(), DType::u8);
   EXPECT_THROW(batch_to_tensors(b, "image", "label", {kC, kH, kW}, InputNormalization{{0.5f, 0.5f}, {0.5f}}),
                ConfigError);
 }

@@ -39,7 +39,7 @@ class PeriodicTokens : public BatchSource {
     for (const char* name : {"input", "target"}) {
       HostArray a;
       a.name = name;
-      a.dtype = "i64";
+      a.dtype = DType::i64;
       a.shape = {batch_, kContext};
       a.bytes.resize(static_cast<size_t>(batch_ * kContext) * 8);
       auto* p = a.as<int64_t>();
@@ -130,7 +130,7 @@ TEST(CausalLmTask, RefusesTokensOfTheWrongShape) {
   HostBatch b;
   HostArray a;
   a.name = "input";
-  a.dtype = "i64";
+  a.dtype = DType::i64;
   a.shape = {8};
   a.bytes.resize(64);
   b.fields = {a, a};

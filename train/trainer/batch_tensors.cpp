@@ -41,8 +41,8 @@ BatchTensors batch_to_tensors(const FedBatch& fb, const std::string& input_field
   if (shape_numel(shape) != x.numel())
     throw ShapeError("batch field '" + input_field + "' has shape " + shape_str(x.shape) +
                      ", which does not fit the model's sample shape " + shape_str(sample_shape));
-  if (x.dtype != "f32" && x.dtype != "u8")
-    throw Error("batch field '" + input_field + "': dtype " + x.dtype +
+  if (x.dtype != DType::f32 && x.dtype != DType::u8)
+    throw Error("batch field '" + input_field + "': dtype " + dtype_name(x.dtype) +
                 " is not supported as model input (f32, u8)");
   if (y.numel() != n)
     throw ShapeError("batch field '" + label_field + "' has " + std::to_string(y.numel()) + " labels for " +
@@ -50,7 +50,7 @@ BatchTensors batch_to_tensors(const FedBatch& fb, const std::string& input_field
   BatchTensors t;
   if (const Tensor* dx = fb.device_field(input_field)) {
     const Tensor in = dx->view_as_shape(shape);
-    if (x.dtype == "f32") {
+    if (x.dtype == DType::f32) {
       t.input = in;
     } else {
       t.input = Tensor::empty(shape, DType::f32, in.device());
@@ -60,21 +60,22 @@ BatchTensors batch_to_tensors(const FedBatch& fb, const std::string& input_field
     return t;
   }
   t.input = Tensor::empty(shape, DType::f32);
-  if (x.dtype == "f32")
+  if (x.dtype == DType::f32)
     std::memcpy(t.input.data<float>(), x.bytes.data(), static_cast<size_t>(x.numel()) * 4);
   else
     normalize(TensorView{const_cast<std::byte*>(x.bytes.data()), DType::u8, shape, Device::cpu}, t.input,
               norm, input_field);
   t.labels = Tensor::empty({n}, DType::i64);
   int64_t* l = t.labels.data<int64_t>();
-  if (y.dtype == "i64")
+  if (y.dtype == DType::i64)
     std::memcpy(l, y.bytes.data(), static_cast<size_t>(n) * 8);
-  else if (y.dtype == "i32")
+  else if (y.dtype == DType::i32)
     for (int64_t i = 0; i < n; ++i) l[i] = y.as<int32_t>()[i];
-  else if (y.dtype == "u8")
+  else if (y.dtype == DType::u8)
     for (int64_t i = 0; i < n; ++i) l[i] = y.as<uint8_t>()[i];
   else
-    throw Error("batch field '" + label_field + "': dtype " + y.dtype + " is not an integer label type");
+    throw Error("batch field '" + label_field + "': dtype " + dtype_name(y.dtype) +
+                " is not an integer label type");
   return t;
 }
 

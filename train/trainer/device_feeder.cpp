@@ -80,10 +80,10 @@ void DeviceFeeder::ensure_device_fields(Slot& slot) {
   slot.device.resize(fields.size());
   for (size_t f = 0; f < fields.size(); ++f) {
     const HostArray& a = fields[f];
-    const DType dt = dtype_from_name(a.dtype);
+    const DType dt = a.dtype;
     if (static_cast<size_t>(a.numel()) * dtype_size(dt) != a.bytes.size())
       throw ShapeError("batch field '" + a.name + "': " + std::to_string(a.bytes.size()) +
-                       " bytes for shape " + shape_str(a.shape) + " of " + a.dtype);
+                       " bytes for shape " + shape_str(a.shape) + " of " + dtype_name(dt));
     Tensor& t = slot.device[f];
     if (!t.defined() || t.shape() != a.shape || t.dtype() != dt)
       t = Tensor::empty(a.shape, dt, engine_.device());
