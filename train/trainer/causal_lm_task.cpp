@@ -1,13 +1,13 @@
 #include "train/trainer/causal_lm_task.h"
 
 #include <cmath>
-#include <cstring>
 
 #include "base/error.h"
 #include "core/autograd.h"
 #include "core/ops.h"
 #include "kernels/device_ops.h"
 #include "kernels/trace_range.h"
+#include "train/trainer/batch_tensors.h"
 
 namespace strata {
 namespace {
@@ -32,11 +32,10 @@ Tensor token_rows(const FedBatch& fb, const std::string& name, int64_t rows, boo
     dev::convert(TensorView{d->device_data(), DType::i32, shape, d->device()}, t.view());
     return t;
   }
+  if (a.dtype == DType::i64) return host_field_tensor(fb, a, shape, DType::i64);  // its first rows
   Tensor t = Tensor::empty(shape, DType::i64);
   int64_t* dst = t.data<int64_t>();
-  if (a.dtype == DType::i64)
-    std::memcpy(dst, a.bytes.data(), static_cast<size_t>(n) * 8);
-  else if (a.dtype == DType::i32)
+  if (a.dtype == DType::i32)
     for (int64_t i = 0; i < n; ++i) dst[i] = a.as<int32_t>()[i];
   else
     throw Error("batch field '" + name + "': dtype " + dtype_name(a.dtype) +

@@ -27,8 +27,12 @@ DeviceFeeder::~DeviceFeeder() {
 
 std::optional<FedBatch> DeviceFeeder::next() {
   if (engine_.pass_through()) {
-    if (!source_.next(slots_[0].host)) return std::nullopt;
-    return FedBatch(slots_[0].host);
+    // The source overwrites the batch it is given (the loader swaps its buffers
+    // into a ring slot that its decode threads refill): only a batch that no
+    // tensor wraps any more goes back to it.
+    if (!host_ || host_.use_count() > 1) host_ = std::make_shared<HostBatch>();
+    if (!source_.next(*host_)) return std::nullopt;
+    return FedBatch(std::shared_ptr<const HostBatch>(host_));
   }
   if (ahead_ < 0) {  // the epoch's first batch, or nothing more
     if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
