@@ -47,7 +47,7 @@ Tensor host_field_tensor(const FedBatch& fb, const HostArray& a, const Shape& sh
 
 BatchTensors batch_to_tensors(const FedBatch& fb, const std::string& input_field,
                               const std::string& label_field, const std::vector<int64_t>& sample_shape,
-                              const InputNormalization& norm) {
+                              const InputNormalization& norm, DType u8_input_dtype) {
   const HostBatch& b = *fb.host;
   const HostArray& x = b.field(input_field);
   const HostArray& y = b.field(label_field);
@@ -69,7 +69,7 @@ BatchTensors batch_to_tensors(const FedBatch& fb, const std::string& input_field
     if (x.dtype == DType::f32) {
       t.input = in;
     } else {
-      t.input = Tensor::empty(shape, DType::f32, in.device());
+      t.input = Tensor::empty(shape, u8_input_dtype, in.device());
       normalize(in.view(), t.input, norm, input_field);
     }
     t.labels = device_labels(*fb.device_field(label_field), n, label_field);
@@ -78,7 +78,7 @@ BatchTensors batch_to_tensors(const FedBatch& fb, const std::string& input_field
   if (x.dtype == DType::f32) {
     t.input = host_field_tensor(fb, x, shape, DType::f32);
   } else {
-    t.input = Tensor::empty(shape, DType::f32);
+    t.input = Tensor::empty(shape, u8_input_dtype);
     normalize(TensorView{const_cast<std::byte*>(x.bytes.data()), DType::u8, shape, Device::cpu}, t.input,
               norm, input_field);
   }

@@ -32,7 +32,15 @@ ClassificationTask::ClassificationTask(const TaskOptions& o)
 
 TaskOutput ClassificationTask::run(Module& model, const FedBatch& b, int64_t rows, Device device,
                                    Precision precision, bool evaluating, TaskSums& sums) const {
-  BatchTensors t = batch_to_tensors(b, input_field_, label_field_, sample_shape_, input_norm_);
+  // Under fp16/bf16 the model's first layer casts its input to the compute dtype
+  // (the classification models start with a Conv2d or a Flatten and a Linear,
+  // which cast() their input): u8 pixels are normalised straight into that
+  // dtype, one device pass instead of a normalise and a cast, with the same
+  // bits (normalize_u8 rounds its f32 value once, to nearest even, as the cast
+  // does). The model's cast() of an input already in the compute dtype is the
+  // input itself. An f32 input (the loader normalised it) stays f32.
+  BatchTensors t =
+      batch_to_tensors(b, input_field_, label_field_, sample_shape_, input_norm_, precision_dtype(precision));
   if (rows < t.labels.numel()) {  // evaluation: the padding rows of the last global batch
     t.input = leading_rows(t.input, rows);
     t.labels = leading_rows(t.labels, rows);
