@@ -1,6 +1,7 @@
 // BatchSource: what the trainer pulls host batches from. The staging loader in
 // data/ implements it; tests and synthetic runs use in-memory sources.
-// Header-only so that data/ implements it without linking core.
+// Header-only so that data/ implements it without linking core (a field's
+// DType comes from kernels/runtime/dtype.h, whose inline part is all data/ uses).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "kernels/runtime/dtype.h"
 
 namespace strata {
 
@@ -98,7 +100,8 @@ inline void swap(HostBytes& a, HostBytes& b) noexcept { a.swap(b); }
 // One named field of a batch, contiguous row-major on the host. shape[0] is the batch.
 struct HostArray {
   std::string name;
-  std::string dtype;  // "f32", "f16", "bf16", "i32", "i64", "u8"
+  DType dtype =
+      DType::u8;  // the loader's: a manifest field's (u8, u16, i32, i64, f16, bf16, f32), f32 normalised
   std::vector<int64_t> shape;
   HostBytes bytes;
 

@@ -49,6 +49,8 @@ MPI_Datatype mpi_type(DType t) {
       return MPI_INT64_T;
     case DType::u8:
       return MPI_UINT8_T;
+    case DType::u16:
+      return MPI_UINT16_T;
     case DType::f16:
     case DType::bf16:
       break;

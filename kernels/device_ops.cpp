@@ -56,9 +56,10 @@ void adamw_step(const TensorView* w, const TensorView* g, const TensorView* m, c
 }
 void normalize_u8(const TensorView& src, const TensorView& dst, const float* mean, const float* std,
                   size_t channels) {
-  if (src.dtype != DType::u8 || dst.dtype != DType::f32)
+  if (src.dtype != DType::u8 ||
+      (dst.dtype != DType::f32 && dst.dtype != DType::bf16 && dst.dtype != DType::f16))
     throw Error(std::string("device op normalize_u8: ") + dtype_name(src.dtype) + " into " +
-                dtype_name(dst.dtype) + " (u8 into f32)");
+                dtype_name(dst.dtype) + " (u8 into f32, bf16 or f16)");
   if (src.numel() != dst.numel())
     throw Error("device op normalize_u8: " + shape_str(src.shape) + " into " + shape_str(dst.shape));
   if (channels == 0 || channels > kMaxU8Channels ||

@@ -54,10 +54,13 @@ struct AdamWStep {
 void adamw_step(const TensorView* w, const TensorView* g, const TensorView* m, const TensorView* v, size_t n,
                 const AdamWStep& s, float grad_scale = 1.0f);
 
-// u8 pixels to model input: dst (f32) = (src (u8) / 255 - mean[c]) / std[c] by
+// u8 pixels to model input: dst = (src (u8) / 255 - mean[c]) / std[c] by
 // math::normalize_u8 (kernels/pixel_math.h), as the loader's NormalizeU8 does.
-// src and dst are (B, C, ...) with c the element's channel when channels = C > 1;
-// one mean/std for every element when channels = 1. At most kMaxU8Channels.
+// dst is f32, or bf16 / f16 (a model's compute dtype): the value is computed in
+// f32 as for an f32 dst and rounded once to dst's dtype (nearest even), the bits
+// a later cast of the f32 result would give. src and dst are (B, C, ...) with c
+// the element's channel when channels = C > 1; one mean/std for every element
+// when channels = 1. At most kMaxU8Channels.
 constexpr size_t kMaxU8Channels = 64;
 void normalize_u8(const TensorView& src, const TensorView& dst, const float* mean, const float* std,
                   size_t channels);

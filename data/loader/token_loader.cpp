@@ -120,7 +120,7 @@ bool TokenLoader::next(HostBatch& out) {
   for (int f = 0; f < 2; ++f) {
     HostArray& a = out.fields[static_cast<size_t>(f)];
     a.name = f == 0 ? "input" : "target";
-    a.dtype = "i64";
+    a.dtype = DType::i64;
     a.shape = {b, t};
     HostBufferResource* memory = opts_.batch_memory ? opts_.batch_memory : std::pmr::new_delete_resource();
     if (a.bytes.resource() != memory) a.bytes = HostBytes(memory);  // a new HostBatch: once

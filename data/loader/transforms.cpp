@@ -1,18 +1,30 @@
 #include "data/loader/transforms.h"
 
 #include <cstring>
+#include <utility>
 
 #include "base/error.h"
 #include "kernels/pixel_math.h"
 
 namespace strata::data {
 
+DType batch_dtype(const FieldSpec& spec) {
+  // dtype_from_name() lives in the kernels library, which data/ does not link
+  static constexpr std::pair<const char*, DType> kDTypes[] = {
+      {"u8", DType::u8},   {"u16", DType::u16},   {"i32", DType::i32}, {"i64", DType::i64},
+      {"f16", DType::f16}, {"bf16", DType::bf16}, {"f32", DType::f32}};
+  for (const auto& [name, dtype] : kDTypes)
+    if (spec.dtype == name) return dtype;
+  throw ConfigError("loader: field '" + spec.name + "' has dtype '" + spec.dtype +
+                    "', which a batch field cannot hold (u8, u16, i32, i64, f16, bf16, f32)");
+}
+
 FieldTransform::FieldTransform(const FieldSpec& spec, const NormalizeU8* normalize,
                                const AugmentU8* augment) {
   if (spec.variable)
     throw ConfigError("loader: field '" + spec.name + "' is variable-size; batches need fixed-size fields");
+  out_dtype_ = batch_dtype(spec);
   in_bytes_ = spec.bytes_per_sample();
-  out_dtype_ = spec.dtype;
   out_bytes_ = in_bytes_;
   if (augment) augment_ = ImageAugment(spec, *augment);
   if (!normalize) return;
@@ -26,7 +38,7 @@ FieldTransform::FieldTransform(const FieldSpec& spec, const NormalizeU8* normali
     throw ConfigError("loader: normalise of field '" + spec.name + "' has " + std::to_string(channels) +
                       " channels but the field's first dimension is not that");
   per_channel_ = in_bytes_ / static_cast<int64_t>(channels);
-  out_dtype_ = "f32";
+  out_dtype_ = DType::f32;
   out_bytes_ = in_bytes_ * 4;
   // (x/255 - mean)/std = x*scale + bias: a multiply-add per element, which the
   // compiler vectorises (a lookup table would be a gather); the same math as the

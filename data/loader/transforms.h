@@ -10,6 +10,7 @@
 
 #include "data/format/manifest.h"
 #include "data/loader/augment.h"
+#include "kernels/runtime/dtype.h"
 
 namespace strata::data {
 
@@ -22,11 +23,16 @@ struct NormalizeU8 {
   std::vector<float> std{1.0f};
 };
 
+// The DType a batch field of `spec` carries: the manifest keeps its string
+// notation ("u8", "u16", ...), converted here once per field. Throws ConfigError
+// naming the field and its dtype when that has no DType.
+DType batch_dtype(const FieldSpec& spec);
+
 // The compiled form for one field: output dtype, bytes per sample, and the copy.
 class FieldTransform {
  public:
   FieldTransform(const FieldSpec& spec, const NormalizeU8* normalize, const AugmentU8* augment = nullptr);
-  const std::string& out_dtype() const { return out_dtype_; }
+  DType out_dtype() const { return out_dtype_; }
   int64_t out_bytes() const { return out_bytes_; }
   int64_t in_bytes() const { return in_bytes_; }
   // `src` holds in_bytes(), `dst` receives out_bytes().
@@ -44,7 +50,7 @@ class FieldTransform {
 
  private:
   void normalize(const uint8_t* src, uint8_t* dst) const;
-  std::string out_dtype_;
+  DType out_dtype_ = DType::u8;
   int64_t in_bytes_ = 0;
   int64_t out_bytes_ = 0;
   int64_t per_channel_ = 0;          // elements per channel (normalise only)

@@ -40,8 +40,10 @@ ncclDataType_t nccl_type(DType t) {
       return ncclInt64;
     case DType::u8:
       return ncclUint8;
+    case DType::u16:
+      break;  // NCCL has no 16-bit integer type
   }
-  return ncclFloat32;
+  throw CommError(std::string("no NCCL datatype for ") + dtype_name(t));
 }
 
 // Device (or managed) memory goes to NCCL; host memory, pinned or not, to MPI.

@@ -29,6 +29,8 @@ inline double load(const void* p, DType t, int64_t i) {
       return static_cast<double>(static_cast<const int64_t*>(p)[i]);
     case DType::u8:
       return static_cast<const uint8_t*>(p)[i];
+    case DType::u16:
+      return static_cast<const uint16_t*>(p)[i];
     case DType::f64:
       return static_cast<const double*>(p)[i];
   }
@@ -56,6 +58,9 @@ inline void store(void* p, DType t, int64_t i, double v) {
       break;
     case DType::u8:
       static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v);
+      break;
+    case DType::u16:
+      static_cast<uint16_t*>(p)[i] = static_cast<uint16_t>(v);
       break;
     case DType::f64:
       static_cast<double*>(p)[i] = v;

@@ -4,6 +4,7 @@
 // through one element switch. Work above detail::kGrain elements is split over
 // the thread pool; element order never changes a result, so the split does not
 // either.
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/cpu/device_elements.h"
@@ -56,6 +57,8 @@ void fill(const TensorView& dst, double value) {
       return fill_typed(dst.as<int64_t>(), n, static_cast<int64_t>(value));
     case DType::u8:
       return fill_typed(dst.as<uint8_t>(), n, static_cast<uint8_t>(value));
+    case DType::u16:
+      return fill_typed(dst.as<uint16_t>(), n, static_cast<uint16_t>(value));
   }
 }
 
@@ -186,14 +189,28 @@ void normalize_u8(const TensorView& src, const TensorView& dst, const float* mea
   const int64_t rows = channels > 1 ? src.shape[0] * src.shape[1] : src.shape.empty() ? 1 : src.shape[0];
   const int64_t per_row = n / rows;
   const auto* in = src.as<uint8_t>();
-  float* out = dst.as<float>();
+  const DType dt = dst.dtype;
   parallel_for(rows, (kGrain + per_row - 1) / per_row, [&](int64_t r0, int64_t r1) {
+    constexpr int64_t kChunk = 1024;
+    float chunk[kChunk];  // a half dst: a run of f32 values, then convert's bulk rounding
     for (int64_t r = r0; r < r1; ++r) {
       const size_t c = channels > 1 ? static_cast<size_t>(r) % channels : 0;
       const float a = math::u8_scale(mean[c], std[c]), b = math::u8_bias(mean[c], std[c]);
       const uint8_t* __restrict x = in + r * per_row;
-      float* __restrict o = out + r * per_row;
-      for (int64_t i = 0; i < per_row; ++i) o[i] = math::normalize_u8(x[i], a, b);
+      if (dt == DType::f32) {
+        float* __restrict o = dst.as<float>() + r * per_row;
+        for (int64_t i = 0; i < per_row; ++i) o[i] = math::normalize_u8(x[i], a, b);
+        continue;
+      }
+      uint16_t* o = dst.as<uint16_t>() + r * per_row;
+      for (int64_t i0 = 0; i0 < per_row; i0 += kChunk) {
+        const int64_t m = std::min(kChunk, per_row - i0);
+        for (int64_t i = 0; i < m; ++i) chunk[i] = math::normalize_u8(x[i0 + i], a, b);
+        if (dt == DType::bf16)
+          f32_to_bf16(chunk, o + i0, static_cast<size_t>(m));
+        else
+          f32_to_f16(chunk, o + i0, static_cast<size_t>(m));
+      }
     }
   });
 }

@@ -1,12 +1,14 @@
-// u8 pixels to f32 model input on the device (kernels/device_ops.h
-// normalize_u8): one grid-stride pass, a byte read and a float written per
+// u8 pixels to model input on the device (kernels/device_ops.h normalize_u8):
+// one grid-stride pass, a byte read and an f32, bf16 or f16 value written per
 // element, so it runs at memory bandwidth; the per-channel coefficients travel
 // as a kernel argument (no copy of them per batch). The math is
-// kernels/pixel_math.h's, as in the loader and the CPU device op.
+// kernels/pixel_math.h's, as in the loader and the CPU device op, in f32; a half
+// dst rounds that once (half_io.cuh's round-to-nearest-even store, as convert's).
 #include <string>
 
 #include "base/error.h"
 #include "kernels/cuda/context.h"
+#include "kernels/cuda/half_io.cuh"
 #include "kernels/device_ops_backends.h"
 #include "kernels/launch_shape.h"
 #include "kernels/pixel_math.h"
@@ -19,13 +21,14 @@ struct Coefficients {
   float bias[dev::kMaxU8Channels];
 };
 
-// Element i is in channel (i / per_channel) % channels.
-__global__ void normalize_u8_kernel(const uint8_t* src, float* dst, int64_t n, int64_t per_channel,
+// Element i is in channel (i / per_channel) % channels. T: float, __half or __nv_bfloat16.
+template <typename T>
+__global__ void normalize_u8_kernel(const uint8_t* src, T* dst, int64_t n, int64_t per_channel,
                                     int64_t channels, Coefficients k) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t c = channels > 1 ? (i / per_channel) % channels : 0;
-    dst[i] = math::normalize_u8(src[i], k.scale[c], k.bias[c]);
+    cuda::store(dst, i, math::normalize_u8(src[i], k.scale[c], k.bias[c]));
   }
 }
 
@@ -45,9 +48,12 @@ void normalize_u8(const TensorView& src, const TensorView& dst, const float* mea
   }
   const int64_t per_channel = channels > 1 ? n / (src.shape[0] * src.shape[1]) : n;
   const int64_t blocks = launch::blocks_for(n, launch::grid_cap(cuda::context().sm_count));
-  normalize_u8_kernel<<<static_cast<unsigned>(blocks), launch::kThreads, 0, cuda::context().stream>>>(
-      static_cast<const uint8_t*>(src.data), static_cast<float*>(dst.data), n, per_channel,
-      static_cast<int64_t>(channels), k);
+  cuda::dispatch_float(dst.dtype, "cuda normalize_u8", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    normalize_u8_kernel<<<static_cast<unsigned>(blocks), launch::kThreads, 0, cuda::context().stream>>>(
+        static_cast<const uint8_t*>(src.data), static_cast<T*>(dst.data), n, per_channel,
+        static_cast<int64_t>(channels), k);
+  });
   STRATA_CUDA_LAUNCH_CHECK();
 }
 

@@ -52,6 +52,8 @@ void dispatch_any(DType dt, F&& f) {
       return f(cuda::StorageTag<int64_t>{});
     case DType::u8:
       return f(cuda::StorageTag<uint8_t>{});
+    case DType::u16:
+      return f(cuda::StorageTag<uint16_t>{});
     case DType::f64:
       return f(cuda::StorageTag<double>{});
     default:

@@ -20,6 +20,8 @@ const char* dtype_name(DType t) {
       return "u8";
     case DType::f64:
       return "f64";
+    case DType::u16:
+      return "u16";
   }
   return "?";
 }
@@ -31,8 +33,9 @@ DType dtype_from_name(const std::string& n) {
   if (n == "i32" || n == "int32") return DType::i32;
   if (n == "i64" || n == "int64") return DType::i64;
   if (n == "u8" || n == "uint8") return DType::u8;
+  if (n == "u16" || n == "uint16") return DType::u16;
   if (n == "f64" || n == "float64" || n == "double") return DType::f64;
-  throw Error("unknown dtype '" + n + "' (expected f32, f16, bf16, i32, i64, u8 or f64)");
+  throw Error("unknown dtype '" + n + "' (expected f32, f16, bf16, i32, i64, u8, u16 or f64)");
 }
 
 }  // namespace strata

@@ -47,6 +47,9 @@ inline void put(Buf& b, int64_t i, double v) {
     case DType::u8:
       reinterpret_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(std::trunc(v));
       break;
+    case DType::u16:
+      reinterpret_cast<uint16_t*>(p)[i] = static_cast<uint16_t>(std::trunc(v));
+      break;
     case DType::f64:
       reinterpret_cast<double*>(p)[i] = v;
       break;
@@ -73,6 +76,8 @@ inline double get(const Buf& b, int64_t i) {
       return static_cast<double>(reinterpret_cast<const int64_t*>(p)[i]);
     case DType::u8:
       return reinterpret_cast<const uint8_t*>(p)[i];
+    case DType::u16:
+      return reinterpret_cast<const uint16_t*>(p)[i];
     case DType::f64:
       return reinterpret_cast<const double*>(p)[i];
   }

@@ -60,10 +60,10 @@ class SliceSource : public BatchSource {
     if (next_ >= batches_per_epoch()) return false;
     int64_t first = next_ * batch_ * world_ + rank_ * batch_;
     out.fields.resize(2);
-    out.fields[0] = {"image", "f32", {batch_, dim_}, {}};
+    out.fields[0] = {"image", DType::f32, {batch_, dim_}, {}};
     out.fields[0].bytes.resize(static_cast<size_t>(batch_ * dim_) * 4);
     std::memcpy(out.fields[0].bytes.data(), x_.data() + first * dim_, static_cast<size_t>(batch_ * dim_) * 4);
-    out.fields[1] = {"label", "i64", {batch_}, {}};
+    out.fields[1] = {"label", DType::i64, {batch_}, {}};
     out.fields[1].bytes.resize(static_cast<size_t>(batch_) * 8);
     std::memcpy(out.fields[1].bytes.data(), y_.data() + first, static_cast<size_t>(batch_) * 8);
     out.size = batch_;

@@ -88,6 +88,9 @@ std::vector<double> Buffer::to_double() const {
       case DType::u8:
         v[i] = view.as<uint8_t>()[i];
         break;
+      case DType::u16:
+        v[i] = view.as<uint16_t>()[i];
+        break;
     }
   }
   return v;
@@ -116,6 +119,9 @@ void Buffer::from_double(const std::vector<double>& v) {
         break;
       case DType::u8:
         view.as<uint8_t>()[i] = static_cast<uint8_t>(v[i]);
+        break;
+      case DType::u16:
+        view.as<uint16_t>()[i] = static_cast<uint16_t>(v[i]);
         break;
     }
   }

@@ -155,14 +155,17 @@ const char* safetensors_dtype_name(DType t) {
       return "I32";
     case DType::u8:
       return "U8";
+    case DType::u16:
+      return "U16";
   }
   throw IoError("safetensors: no dtype name for dtype " + std::to_string(static_cast<int>(t)));
 }
 
 DType safetensors_dtype(const std::string& name) {
-  for (DType t : {DType::f32, DType::f16, DType::bf16, DType::f64, DType::i64, DType::i32, DType::u8})
+  for (DType t :
+       {DType::f32, DType::f16, DType::bf16, DType::f64, DType::i64, DType::i32, DType::u8, DType::u16})
     if (name == safetensors_dtype_name(t)) return t;
-  throw IoError("dtype '" + name + "' is not one strata reads (F32, F16, BF16, F64, I64, I32, U8)");
+  throw IoError("dtype '" + name + "' is not one strata reads (F32, F16, BF16, F64, I64, I32, U8, U16)");
 }
 
 void write_safetensors(const fs::path& path, const SafetensorsContent& content,

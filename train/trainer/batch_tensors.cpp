@@ -29,9 +29,25 @@ Tensor device_labels(const Tensor& y, int64_t n, const std::string& field) {
 
 }  // namespace
 
+Tensor host_field_tensor(const FedBatch& fb, const HostArray& a, const Shape& shape, DType dtype) {
+  const size_t bytes = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
+  if (a.dtype != dtype || bytes > a.bytes.size())
+    throw Error("batch field '" + a.name + "': " + std::to_string(a.bytes.size()) + " bytes of " +
+                dtype_name(a.dtype) + " read as " + shape_str(shape) + " of " + dtype_name(dtype));
+  if (fb.owner) {
+    // The bytes are the owner's; nothing writes them while the owner lives (device_feeder.h).
+    auto storage = Storage::wrap(const_cast<std::byte*>(a.bytes.data()), bytes, Device::cpu,
+                                 [owner = fb.owner] { (void)owner; });
+    return Tensor::from_storage(std::move(storage), shape, dtype);
+  }
+  Tensor t = Tensor::empty(shape, dtype);
+  if (bytes) std::memcpy(t.raw_data(), a.bytes.data(), bytes);
+  return t;
+}
+
 BatchTensors batch_to_tensors(const FedBatch& fb, const std::string& input_field,
                               const std::string& label_field, const std::vector<int64_t>& sample_shape,
-                              const InputNormalization& norm) {
+                              const InputNormalization& norm, DType u8_input_dtype) {
   const HostBatch& b = *fb.host;
   const HostArray& x = b.field(input_field);
   const HostArray& y = b.field(label_field);
@@ -41,8 +57,8 @@ BatchTensors batch_to_tensors(const FedBatch& fb, const std::string& input_field
   if (shape_numel(shape) != x.numel())
     throw ShapeError("batch field '" + input_field + "' has shape " + shape_str(x.shape) +
                      ", which does not fit the model's sample shape " + shape_str(sample_shape));
-  if (x.dtype != "f32" && x.dtype != "u8")
-    throw Error("batch field '" + input_field + "': dtype " + x.dtype +
+  if (x.dtype != DType::f32 && x.dtype != DType::u8)
+    throw Error("batch field '" + input_field + "': dtype " + dtype_name(x.dtype) +
                 " is not supported as model input (f32, u8)");
   if (y.numel() != n)
     throw ShapeError("batch field '" + label_field + "' has " + std::to_string(y.numel()) + " labels for " +
@@ -50,31 +66,35 @@ BatchTensors batch_to_tensors(const FedBatch& fb, const std::string& input_field
   BatchTensors t;
   if (const Tensor* dx = fb.device_field(input_field)) {
     const Tensor in = dx->view_as_shape(shape);
-    if (x.dtype == "f32") {
+    if (x.dtype == DType::f32) {
       t.input = in;
     } else {
-      t.input = Tensor::empty(shape, DType::f32, in.device());
+      t.input = Tensor::empty(shape, u8_input_dtype, in.device());
       normalize(in.view(), t.input, norm, input_field);
     }
     t.labels = device_labels(*fb.device_field(label_field), n, label_field);
     return t;
   }
-  t.input = Tensor::empty(shape, DType::f32);
-  if (x.dtype == "f32")
-    std::memcpy(t.input.data<float>(), x.bytes.data(), static_cast<size_t>(x.numel()) * 4);
-  else
+  if (x.dtype == DType::f32) {
+    t.input = host_field_tensor(fb, x, shape, DType::f32);
+  } else {
+    t.input = Tensor::empty(shape, u8_input_dtype);
     normalize(TensorView{const_cast<std::byte*>(x.bytes.data()), DType::u8, shape, Device::cpu}, t.input,
               norm, input_field);
+  }
+  if (y.dtype == DType::i64) {
+    t.labels = host_field_tensor(fb, y, {n}, DType::i64);
+    return t;
+  }
   t.labels = Tensor::empty({n}, DType::i64);
   int64_t* l = t.labels.data<int64_t>();
-  if (y.dtype == "i64")
-    std::memcpy(l, y.bytes.data(), static_cast<size_t>(n) * 8);
-  else if (y.dtype == "i32")
+  if (y.dtype == DType::i32)
     for (int64_t i = 0; i < n; ++i) l[i] = y.as<int32_t>()[i];
-  else if (y.dtype == "u8")
+  else if (y.dtype == DType::u8)
     for (int64_t i = 0; i < n; ++i) l[i] = y.as<uint8_t>()[i];
   else
-    throw Error("batch field '" + label_field + "': dtype " + y.dtype + " is not an integer label type");
+    throw Error("batch field '" + label_field + "': dtype " + dtype_name(y.dtype) +
+                " is not an integer label type");
   return t;
 }
 

@@ -1,13 +1,13 @@
 #include "train/trainer/causal_lm_task.h"
 
 #include <cmath>
-#include <cstring>
 
 #include "base/error.h"
 #include "core/autograd.h"
 #include "core/ops.h"
 #include "kernels/device_ops.h"
 #include "kernels/runtime/trace_range.h"
+#include "train/trainer/batch_tensors.h"
 
 namespace strata {
 namespace {
@@ -23,21 +23,23 @@ Tensor token_rows(const FedBatch& fb, const std::string& name, int64_t rows, boo
   const int64_t T = a.shape[1], n = rows * T;
   const Shape shape = flat ? Shape{n} : Shape{rows, T};
   if (const Tensor* d = fb.device_field(name)) {
-    if (a.dtype == "i64") return Tensor::from_storage(d->storage(), shape, DType::i64);  // its first rows
-    if (a.dtype != "i32")
-      throw Error("batch field '" + name + "': dtype " + a.dtype + " is not a token id type (i64, i32)");
+    if (a.dtype == DType::i64)
+      return Tensor::from_storage(d->storage(), shape, DType::i64);  // its first rows
+    if (a.dtype != DType::i32)
+      throw Error("batch field '" + name + "': dtype " + dtype_name(a.dtype) +
+                  " is not a token id type (i64, i32)");
     Tensor t = Tensor::empty(shape, DType::i64, d->device());
     dev::convert(TensorView{d->device_data(), DType::i32, shape, d->device()}, t.view());
     return t;
   }
+  if (a.dtype == DType::i64) return host_field_tensor(fb, a, shape, DType::i64);  // its first rows
   Tensor t = Tensor::empty(shape, DType::i64);
   int64_t* dst = t.data<int64_t>();
-  if (a.dtype == "i64")
-    std::memcpy(dst, a.bytes.data(), static_cast<size_t>(n) * 8);
-  else if (a.dtype == "i32")
+  if (a.dtype == DType::i32)
     for (int64_t i = 0; i < n; ++i) dst[i] = a.as<int32_t>()[i];
   else
-    throw Error("batch field '" + name + "': dtype " + a.dtype + " is not a token id type (i64, i32)");
+    throw Error("batch field '" + name + "': dtype " + dtype_name(a.dtype) +
+                " is not a token id type (i64, i32)");
   return t;
 }
 

@@ -11,6 +11,15 @@ namespace {
 // sum_names() positions
 constexpr size_t kLossSum = 0, kTop1 = 1, kTop5 = 2, kItems = 3;
 
+// The first `rows` rows of `t`: a view of its storage where it is (no copy, and
+// for a device tensor no trip through the host), whatever its dtype.
+Tensor leading_rows(const Tensor& t, int64_t rows) {
+  const Tensor c = t.contiguous();
+  Shape shape = c.shape();
+  shape.at(0) = rows;
+  return Tensor::from_storage(c.storage(), shape, c.dtype(), c.impl()->offset);
+}
+
 }  // namespace
 
 ClassificationTask::ClassificationTask(const TaskOptions& o)
@@ -23,12 +32,18 @@ ClassificationTask::ClassificationTask(const TaskOptions& o)
 
 TaskOutput ClassificationTask::run(Module& model, const FedBatch& b, int64_t rows, Device device,
                                    Precision precision, bool evaluating, TaskSums& sums) const {
-  BatchTensors t = batch_to_tensors(b, input_field_, label_field_, sample_shape_, input_norm_);
+  // Under fp16/bf16 the model's first layer casts its input to the compute dtype
+  // (the classification models start with a Conv2d or a Flatten and a Linear,
+  // which cast() their input): u8 pixels are normalised straight into that
+  // dtype, one device pass instead of a normalise and a cast, with the same
+  // bits (normalize_u8 rounds its f32 value once, to nearest even, as the cast
+  // does). The model's cast() of an input already in the compute dtype is the
+  // input itself. An f32 input (the loader normalised it) stays f32.
+  BatchTensors t =
+      batch_to_tensors(b, input_field_, label_field_, sample_shape_, input_norm_, precision_dtype(precision));
   if (rows < t.labels.numel()) {  // evaluation: the padding rows of the last global batch
-    t.input = slice(t.input, 0, 0, rows);
-    auto l = t.labels.to_i64_vector();  // integer tensors stay out of the float ops
-    l.resize(static_cast<size_t>(rows));
-    t.labels = Tensor::from_vector_i64(l, {rows});
+    t.input = leading_rows(t.input, rows);
+    t.labels = leading_rows(t.labels, rows);
   }
   TraceRange h2d("h2d");
   t.input = t.input.to(device);  // no-op on the host

@@ -27,8 +27,12 @@ DeviceFeeder::~DeviceFeeder() {
 
 std::optional<FedBatch> DeviceFeeder::next() {
   if (engine_.pass_through()) {
-    if (!source_.next(slots_[0].host)) return std::nullopt;
-    return FedBatch(slots_[0].host);
+    // The source overwrites the batch it is given (the loader swaps its buffers
+    // into a ring slot that its decode threads refill): only a batch that no
+    // tensor wraps any more goes back to it.
+    if (!host_ || host_.use_count() > 1) host_ = std::make_shared<HostBatch>();
+    if (!source_.next(*host_)) return std::nullopt;
+    return FedBatch(std::shared_ptr<const HostBatch>(host_));
   }
   if (ahead_ < 0) {  // the epoch's first batch, or nothing more
     if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
@@ -80,10 +84,10 @@ void DeviceFeeder::ensure_device_fields(Slot& slot) {
   slot.device.resize(fields.size());
   for (size_t f = 0; f < fields.size(); ++f) {
     const HostArray& a = fields[f];
-    const DType dt = dtype_from_name(a.dtype);
+    const DType dt = a.dtype;
     if (static_cast<size_t>(a.numel()) * dtype_size(dt) != a.bytes.size())
       throw ShapeError("batch field '" + a.name + "': " + std::to_string(a.bytes.size()) +
-                       " bytes for shape " + shape_str(a.shape) + " of " + a.dtype);
+                       " bytes for shape " + shape_str(a.shape) + " of " + dtype_name(dt));
     Tensor& t = slot.device[f];
     if (!t.defined() || t.shape() != a.shape || t.dtype() != dt)
       t = Tensor::empty(a.shape, dt, engine_.device());

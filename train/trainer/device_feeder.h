@@ -8,7 +8,13 @@
 // batches are in flight: the one handed out and the one being copied.
 //
 // With a pass-through engine (the CPU) the host batches are handed through as
-// they are, one at a time: the path is what it was without a feeder.
+// they are, one at a time: the path is what it was without a feeder. Such a
+// batch has an owner (FedBatch::owner), so the task's tensors wrap its bytes
+// instead of copying them. The next next() refills the same HostBatch only when
+// nothing holds it any more (the step's tensors and autograd graph are gone, as
+// they are by then in the trainer and the evaluator); a batch still held stays
+// with its holders and the source fills a new one, so a wrapped tensor never
+// sees its bytes overwritten or freed.
 //
 // The source runs one batch ahead of what next() handed out; position() is the
 // position after the last batch handed out, what a checkpoint must record. An
@@ -57,8 +63,9 @@ class DeviceFeeder {
   BatchSource& source_;
   CopyEngine& engine_;
   Slot slots_[2];
-  int handed_ = -1;  // the slot handed out last
-  int ahead_ = -1;   // the slot whose batch is copied and not yet handed out
+  std::shared_ptr<HostBatch> host_;  // the pass-through path's batch (see above)
+  int handed_ = -1;                  // the slot handed out last
+  int ahead_ = -1;                   // the slot whose batch is copied and not yet handed out
   bool ended_ = false;
   std::exception_ptr error_;       // of a prefetch, for the next next()
   SourcePosition ahead_position_;  // the source's position before the prefetch

@@ -51,12 +51,12 @@ bool MemoryBatchSource::next(HostBatch& out) {
   HostArray& x = out.fields[0];
   HostArray& y = out.fields[1];
   x.name = "image";
-  x.dtype = "f32";
+  x.dtype = DType::f32;
   x.shape = {batch_};
   x.shape.insert(x.shape.end(), sample_shape_.begin(), sample_shape_.end());
   x.bytes.resize(static_cast<size_t>(batch_ * sample_numel_) * 4);
   y.name = "label";
-  y.dtype = "i64";
+  y.dtype = DType::i64;
   y.shape = {batch_};
   y.bytes.resize(static_cast<size_t>(batch_) * 8);
   for (int64_t i = 0; i < batch_; ++i) {

@@ -15,6 +15,7 @@
 #include "base/error.h"
 #include "data/format/shard.h"
 #include "data/loader/loader.h"
+#include "data/loader/transforms.h"
 #include "loader_test_util.h"
 
 using namespace strata::data;
@@ -351,9 +352,9 @@ TEST(Loader, NormalisesAndCopiesExactly) {
   ASSERT_TRUE(l.next(b));
   auto& x = b.field("x");
   auto& y = b.field("y");
-  EXPECT_EQ(x.dtype, "f32");
+  EXPECT_EQ(x.dtype, strata::DType::f32);
   EXPECT_EQ(x.shape, (std::vector<int64_t>{8, 64}));
-  EXPECT_EQ(y.dtype, "i64");
+  EXPECT_EQ(y.dtype, strata::DType::i64);
   for (int64_t i = 0; i < 8; ++i) {
     int64_t label = y.as<int64_t>()[i];
     int s = static_cast<int>(label / 1000), idx = static_cast<int>(label % 1000);
@@ -362,6 +363,52 @@ TEST(Loader, NormalisesAndCopiesExactly) {
       // Computed as one multiply-add: within a few float roundings of the plain formula.
       EXPECT_NEAR(x.as<float>()[i * 64 + k], (raw / 255.0 - 0.5) / 0.25, 2e-6);
     }
+  }
+}
+
+// The manifest keeps its dtype strings; a batch field carries a DType, converted
+// once when the loader compiles its transforms: a u16 field stays u16 (as
+// pack_raw's token records are), and a dtype with no DType fails there, naming
+// the field and the dtype.
+TEST(Loader, BatchFieldsCarryTheManifestDtypeAsADType) {
+  auto root = scratch_dir("u16");
+  fs::create_directories(root / "ds");
+  Manifest m;
+  m.schema = {{"tokens", "u16", {4}, false}, {"y", "i64", {}, false}};
+  {
+    ShardWriter w((root / "ds" / "shard-0.h5").string(), m.schema);
+    for (int i = 0; i < 16; ++i) {
+      uint16_t t[4];
+      for (int k = 0; k < 4; ++k) t[k] = static_cast<uint16_t>(60000 + 4 * i + k);
+      int64_t y = i;
+      w.add({{t, sizeof t}, {&y, sizeof y}});
+    }
+    w.finish();
+  }
+  m.shards.push_back({"shard-0.h5", 16, static_cast<int64_t>(fs::file_size(root / "ds" / "shard-0.h5")),
+                      checksum_file((root / "ds" / "shard-0.h5").string())});
+  std::ofstream(root / "ds" / "manifest.json") << m.to_json();
+  auto o = base_options(root / "ds", root / "cache", 1 << 30);
+  o.batch_size = 4;
+  Loader l(o);
+  strata::HostBatch b;
+  ASSERT_TRUE(l.next(b));
+  const auto& t = b.field("tokens");
+  EXPECT_EQ(t.dtype, strata::DType::u16);
+  EXPECT_EQ(t.shape, (std::vector<int64_t>{4, 4}));
+  ASSERT_EQ(t.bytes.size(), 4u * 4u * 2u);
+  for (int64_t r = 0; r < 4; ++r)
+    for (int k = 0; k < 4; ++k)
+      EXPECT_EQ(t.as<uint16_t>()[r * 4 + k], 60000 + 4 * b.field("y").as<int64_t>()[r] + k);
+  EXPECT_EQ(b.field("y").dtype, strata::DType::i64);
+
+  try {
+    FieldTransform(FieldSpec{"audio", "c64", {2}, false}, nullptr);
+    FAIL() << "a field of dtype c64 became a batch field";
+  } catch (const strata::ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("'audio'"), std::string::npos) << what;
+    EXPECT_NE(what.find("'c64'"), std::string::npos) << what;
   }
 }
 

@@ -72,8 +72,8 @@ inline Rows rows_of(const strata::HostBatch& b) {
   Rows r;
   const auto& in = b.field("input");
   const auto& tg = b.field("target");
-  EXPECT_EQ(in.dtype, "i64");
-  EXPECT_EQ(tg.dtype, "i64");
+  EXPECT_EQ(in.dtype, strata::DType::i64);
+  EXPECT_EQ(tg.dtype, strata::DType::i64);
   EXPECT_EQ(in.shape, tg.shape);
   r.input.assign(in.as<int64_t>(), in.as<int64_t>() + in.numel());
   r.target.assign(tg.as<int64_t>(), tg.as<int64_t>() + tg.numel());

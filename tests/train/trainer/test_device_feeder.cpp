@@ -2,8 +2,9 @@
 // batch's bytes arrive on the device intact and in order while the next one is
 // copied (read back on the compute stream, which therefore must have waited on
 // the copy's fence), the loader's buffers are pinned, and u8 pixels normalised
-// on the device match the host's normalisation. The protocol itself is tested
-// on the CPU (tests/train/trainer/test_device_feeder_protocol.cpp). SKIPPED without a device.
+// on the device match the host's normalisation (into bf16 and f16: the f32
+// values rounded once). The protocol itself is tested on the CPU
+// (tests/train/trainer/test_device_feeder_protocol.cpp). SKIPPED without a device.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,6 +17,7 @@
 #include "device_buffer.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/runtime/copy_engine.h"
+#include "kernels/runtime/half.h"
 #include "train/trainer/batch_tensors.h"
 #include "train/trainer/device_feeder.h"
 
@@ -42,12 +44,12 @@ class PinnedSource final : public BatchSource {
     for (HostArray* a : {&x, &y})
       if (a->bytes.resource() != memory_) a->bytes = HostBytes(memory_);
     x.name = "image";
-    x.dtype = "u8";
+    x.dtype = DType::u8;
     x.shape = {kBatch, kC, kH, kW};
     x.bytes.resize(static_cast<size_t>(x.numel()));
     for (int64_t i = 0; i < x.numel(); ++i) x.as<uint8_t>()[i] = pixel(next_, i);
     y.name = "label";
-    y.dtype = "i32";
+    y.dtype = DType::i32;
     y.shape = {kBatch};
     y.bytes.resize(kBatch * 4);
     for (int64_t r = 0; r < kBatch; ++r) y.as<int32_t>()[r] = static_cast<int32_t>(next_ * 1000 + r);
@@ -130,6 +132,38 @@ TEST(DeviceFeederCuda, U8PixelsNormalisedOnTheDeviceMatchTheHost) {
       off += std::fabs(d[i] - h[i]) > 4e-7f * std::fmax(1.0f, std::fabs(h[i]));
     EXPECT_EQ(off, 0);
     EXPECT_EQ(dev.labels.to_i64_vector(), host.labels.to_i64_vector());
+  }
+}
+
+// Into bf16 or f16 (a model's compute dtype) the device op writes the device's
+// f32 values rounded once. Exact equality holds by construction: the kernel
+// computes each value in f32 as for an f32 destination and stores it with the
+// round-to-nearest-even conversion convert uses, so the bits are those of the
+// model's cast of the f32 input, and of the host's rounding of those values.
+TEST(DeviceFeederCuda, U8PixelsNormalisedIntoAHalfDtypeAreTheF32ValuesRoundedOnce) {
+  STRATA_SKIP_WITHOUT_DEVICE();
+  auto engine = make_copy_engine(Device::cuda);
+  PinnedSource src(1);
+  DeviceFeeder feeder(src, *engine);
+  const InputNormalization norm{{0.4914f, 0.4822f, 0.4465f}, {0.247f, 0.243f, 0.261f}};
+  auto b = feeder.next();
+  ASSERT_TRUE(b);
+  const BatchTensors f32 = batch_to_tensors(*b, "image", "label", {kC, kH, kW}, norm);
+  const Tensor values = f32.input.to(Device::cpu);
+  for (DType dt : {DType::bf16, DType::f16}) {
+    const BatchTensors half = batch_to_tensors(*b, "image", "label", {kC, kH, kW}, norm, dt);
+    ASSERT_EQ(half.input.device(), Device::cuda);
+    ASSERT_EQ(half.input.dtype(), dt);
+    const Tensor got = half.input.to(Device::cpu), cast = f32.input.to(dt).to(Device::cpu);
+    int64_t off_cast = 0, off_host = 0;
+    for (int64_t i = 0; i < got.numel(); ++i) {
+      const uint16_t g = got.data<uint16_t>()[i];
+      const float v = values.data<float>()[i];
+      off_cast += g != cast.data<uint16_t>()[i];
+      off_host += g != (dt == DType::bf16 ? float_to_bf16_bits(v) : float_to_f16_bits(v));
+    }
+    EXPECT_EQ(off_cast, 0) << dtype_name(dt);
+    EXPECT_EQ(off_host, 0) << dtype_name(dt);
   }
 }
 

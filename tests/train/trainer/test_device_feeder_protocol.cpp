@@ -5,7 +5,8 @@
 // has passed; at most two batches are in flight; the model reads each batch
 // after its copy, in order; an error of the source's next() reaches the caller
 // at the batch it failed on, with the position of the last batch handed out;
-// and on the CPU the feeder hands the source's batch through as it is.
+// and on the CPU the feeder hands the source's batch through as it is, kept
+// from the source while a tensor wraps its bytes.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "train/trainer/batch_tensors.h"
 #include "train/trainer/device_feeder.h"
 
 namespace strata {
@@ -91,12 +93,12 @@ class NumberedSource final : public BatchSource {
     if (next_ >= batches_) return false;
     out.fields.resize(2);
     out.fields[0].name = "x";
-    out.fields[0].dtype = "u8";
+    out.fields[0].dtype = DType::u8;
     out.fields[0].shape = {4, 3};
     out.fields[0].bytes.resize(12);
     std::memset(out.fields[0].bytes.data(), static_cast<int>(next_), 12);
     out.fields[1].name = "y";
-    out.fields[1].dtype = "i64";
+    out.fields[1].dtype = DType::i64;
     out.fields[1].shape = {4};
     out.fields[1].bytes.resize(32);
     for (int i = 0; i < 4; ++i) out.fields[1].as<int64_t>()[i] = 100 + next_;
@@ -229,6 +231,43 @@ TEST(DeviceFeeder, OnTheCpuTheSourcesBatchIsHandedThroughAsItIs) {
   }
   EXPECT_FALSE(feeder.next());
   EXPECT_EQ(src.holders(), 1u) << "one HostBatch, as the trainer had before the feeder";
+}
+
+// On the CPU a task's tensors wrap the batch's bytes instead of copying them
+// (batch_tensors.h host_field_tensor). One kept past the next batch (autograd
+// keeps the input until backward; a caller may keep it longer) keeps its
+// batch: the source fills another HostBatch and never overwrites or frees the
+// wrapped bytes. Released, the feeder refills one HostBatch again.
+TEST(DeviceFeeder, OnTheCpuATensorThatWrapsABatchKeepsItsBytes) {
+  auto engine = make_cpu_copy_engine();
+  NumberedSource src(nullptr, 5);
+  DeviceFeeder feeder(src, *engine);
+  Tensor kept;
+  {
+    auto b = feeder.next();
+    ASSERT_TRUE(b);
+    ASSERT_NE(b->owner, nullptr);
+    const HostArray& y = b->host->field("y");
+    kept = host_field_tensor(*b, y, {4}, DType::i64);
+    EXPECT_EQ(kept.raw_data(), y.bytes.data()) << "wrapped, not copied";
+  }
+  for (int64_t k = 1; k < 5; ++k) {
+    auto b = feeder.next();
+    ASSERT_TRUE(b);
+    EXPECT_NE(b->host->field("y").bytes.data(), kept.raw_data()) << "batch " << k << " in the kept bytes";
+    EXPECT_EQ(b->host->field("y").as<int64_t>()[0], 100 + k);
+    EXPECT_EQ(kept.to_i64_vector(), std::vector<int64_t>(4, 100)) << "batch 0's labels, after batch " << k;
+  }
+  kept = Tensor();
+  EXPECT_FALSE(feeder.next());
+  EXPECT_EQ(src.holders(), 2u) << "one HostBatch stayed with the tensor, one more for batches 1 to 4";
+  // A batch without an owner (a HostBatch the caller keeps) is copied.
+  HostBatch plain;
+  src.start_epoch(0);
+  ASSERT_TRUE(src.next(plain));
+  const Tensor copied = host_field_tensor(plain, plain.field("y"), {4}, DType::i64);
+  EXPECT_NE(copied.raw_data(), plain.field("y").bytes.data());
+  EXPECT_EQ(copied.to_i64_vector(), std::vector<int64_t>(4, 100));
 }
 
 }  // namespace
