@@ -1,8 +1,8 @@
 // batch_norm on CUDA, x[N, C, S...] in f32/f16/bf16 viewed as [N, C, S]; gamma,
 // beta and the running statistics each in x's dtype or f32; saved mean/invstd f32.
-// Training: two deterministic channel reductions (channel_reduce.cuh) -- the sum,
-// then the centred sum of squares around the f32 mean (the CPU takes both in one
-// pass around a value of the channel) --
+// Training: two deterministic channel reductions (channel_reduce.cuh) -- the sum
+// around the channel's first element, then the centred sum of squares around the
+// f32 mean (the CPU takes both in one pass around a value of the channel) --
 // whose second finish step also writes invstd and updates the running statistics
 // in place (momentum, unbiased variance; kernels/norm_math.h); then one
 // elementwise pass y = (x - mean) invstd gamma + beta (max(0, .) with a fused
@@ -56,16 +56,28 @@ unsigned blocks_for(int64_t n) {
 
 // ---------------------------------------------------------------- kernels
 
+// The channel's sum is taken around its first element K = x[0, c, 0]: x - K is
+// exact in f32 when x and K are within a factor two of each other, and small,
+// so the sum keeps the bits a sum of x around a large mean would round away
+// (x near 100 lost ~3e-5 of y's precision that way; the CPU kernel shifts too).
 template <typename T>
 struct SumX {
   const T* x;
-  __device__ void operator()(int64_t i, int64_t, float (&acc)[1]) const { acc[0] += to_float(x[i]); }
+  int64_t S;
+  __device__ void operator()(int64_t i, int64_t c, float (&acc)[1]) const {
+    acc[0] += to_float(x[i]) - to_float(x[c * S]);
+  }
 };
 
+template <typename T>
 struct StoreMean {
   float* mean;
   float count;
-  __device__ void operator()(int64_t c, const float (&s)[1]) const { mean[c] = s[0] / count; }
+  const T* x;
+  int64_t S;
+  __device__ void operator()(int64_t c, const float (&s)[1]) const {
+    mean[c] = count > 0 ? to_float(x[c * S]) + s[0] / count : s[0] / count;
+  }
 };
 
 template <typename T>
@@ -222,7 +234,7 @@ void batch_norm_forward(const OpAttrs& a, const TensorView* in, TensorView* out)
     const T* x = in[0].as<const T>();
     if (a.training) {
       float count = static_cast<float>(g.N * g.S);
-      channel_reduce<1>(g.N, g.C, g.S, SumX<T>{x}, StoreMean{mean, count});
+      channel_reduce<1>(g.N, g.C, g.S, SumX<T>{x, g.S}, StoreMean<T>{mean, count, x, g.S});
       channel_reduce<1>(
           g.N, g.C, g.S, SumSquaredDeviation<T>{x, mean},
           FinishTrainingStats{mean, invstd, rm, rv, static_cast<double>(g.N * g.S), a.eps, a.momentum});
