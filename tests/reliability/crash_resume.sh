@@ -18,7 +18,11 @@ export STRATA_STOP_GRACE=1
 MPIRUN=("$SRC/scripts/strata-mpirun" -np 2)
 
 pack_data
-job_args 50
+# three epochs (300 steps) while the kill lands by step 184: the MLP runs a step
+# in a few ms, and a kill aimed near the end of a 200-step job could land after
+# its last checkpoint (the test then fails: "the kill came after the final
+# checkpoint"), which a 116-step margin rules out
+job_args 50 3
 "${MPIRUN[@]}" "$BIN/strata-train" "${ARGS[@]}" --run-dir "$W/ref" >"$W/ref.log" 2>&1 ||
   fail "the uninterrupted job failed: $(tail -5 "$W/ref.log")"
 echo "uninterrupted job: $(same_final_weights "$W/ref" "$W/ref")"
