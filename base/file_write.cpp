@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/atomic_file.h"
 #include "base/error.h"
 
 namespace strata {
@@ -106,6 +107,11 @@ uint64_t copy_file_bytes(const fs::path& src, const fs::path& dest) {
   }
   finish(out, dest, size);
   return copied;
+}
+
+void write_text_atomically(const std::filesystem::path& path, const std::string& text) {
+  write_file_atomically(
+      path, [&](const std::filesystem::path& tmp) { write_bytes(tmp, text.data(), text.size()); });
 }
 
 }  // namespace strata

@@ -15,6 +15,11 @@ namespace strata {
 // writers fsync when they commit). Throws strata::IoError naming the path.
 void write_bytes(const std::filesystem::path& path, const void* data, size_t size);
 
+// Writes `text` to `path` whole or not at all (base/atomic_file.h's
+// write_file_atomically over write_bytes): a full disk never leaves a truncated
+// summary.json, run.json or resolved.yaml.
+void write_text_atomically(const std::filesystem::path& path, const std::string& text);
+
 // Copies the regular file `src` to `dest` (created or truncated), with the
 // same errors as write_bytes. Returns the bytes copied.
 uint64_t copy_file_bytes(const std::filesystem::path& src, const std::filesystem::path& dest);

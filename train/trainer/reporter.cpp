@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "base/atomic_file.h"
 #include "base/error.h"
 #include "base/file_write.h"
 #include "kernels/cuda/pci_bus_id.h"
@@ -47,12 +46,6 @@ NvmlDeviceChoice rank_gpu(int local_rank) {
     c.index = static_cast<int>(v);
   }
   return c;
-}
-
-// Whole or not at all: a full disk must not leave a truncated file.
-void write_text_file(const std::filesystem::path& path, const std::string& text) {
-  write_file_atomically(
-      path, [&](const std::filesystem::path& tmp) { write_bytes(tmp, text.data(), text.size()); });
 }
 
 }  // namespace
@@ -100,8 +93,8 @@ void Reporter::open(RunRecord& record, Device model_device) {
                   run_lock_->recovered_from() + ")");
   record.fill_from_this_process(comm_.size());
   if (comm_.rank() == 0) {
-    write_text_file(std::filesystem::path(run_dir_) / "resolved.yaml", to_yaml(cfg_));
-    write_text_file(std::filesystem::path(run_dir_) / "run.json", record.to_json() + "\n");
+    write_text_atomically(std::filesystem::path(run_dir_) / "resolved.yaml", to_yaml(cfg_));
+    write_text_atomically(std::filesystem::path(run_dir_) / "run.json", record.to_json() + "\n");
   }
   if (prometheus_)
     log_->message("prometheus: rank 0 serves metrics on http://" + cfg_.logging.prometheus_address + ":" +

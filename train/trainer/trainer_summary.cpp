@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "base/atomic_file.h"
 #include "base/file_write.h"
 #include "kernels/runtime/allocator.h"
 #include "train/trainer/collective_sums.h"
@@ -73,10 +72,7 @@ TrainSummary Trainer::summarize(const TrainState& st, BatchSource* test) {
   if (NvmlSampler* gpu = reporter_.gpu_sampler()) s.gpu = gpu->summary();
   RunLog& log = reporter_.log();
   if (comm_.rank() == 0 && !stop_signal_) {
-    const std::string text = s.to_json() + "\n";
-    write_file_atomically(
-        std::filesystem::path(run_dir_) / "summary.json",
-        [&](const std::filesystem::path& tmp) { write_bytes(tmp, text.data(), text.size()); });
+    write_text_atomically(std::filesystem::path(run_dir_) / "summary.json", s.to_json() + "\n");
     std::map<std::string, double> record;
     for (auto& [name, value] : s.test_metrics) record[name] = value;
     if (!record.empty()) log.record("test", st.step, record);
