@@ -7,6 +7,8 @@
 // STRATA_DDP_NCCL; SKIPPED with the reason without a device per local rank).
 #include <gtest/gtest.h>
 
+#include <csignal>
+
 #include "base/error.h"
 #include "core/autograd.h"
 #include "core/ops.h"
@@ -14,6 +16,7 @@
 #include "ddp_fixture.h"
 #include "distributed/data_parallel.h"
 #include "nn/modules/linear.h"
+#include "train/trainer/stop_signal.h"
 #include "train/trainer/trainer.h"
 #include "trainer_fixture.h"
 
@@ -79,6 +82,29 @@ TEST(DataParallel, MatchesOneProcessOnTheGlobalBatch) {
                 static_cast<long>(steps), d);
     EXPECT_GT(max_rel_diff(*model, *build_seeded(c, c.seed)), 1e-3) << "training moved the weights";
   }
+}
+
+// A scheduler's signal reaches the ranks one by one: here only the last rank
+// holds SIGUSR1 when the first step ends. Every rank stops after that step and
+// reports SIGUSR1 (rank 0 logs it and exits 128+10), not a stand-in signal.
+TEST(DataParallel, RanksStopTogetherOnTheSignalOneRankHolds) {
+  SUITE_COMM_OR_SKIP(comm);
+  const int W = comm.size(), r = comm.rank();
+  const int64_t B = 8;
+  std::vector<float> x;
+  std::vector<int64_t> y;
+  synthetic_data(20 * B * W, kDim, kClasses, 7, x, y);
+  TrainConfig c = mlp_config();
+  auto model = build_on_device(c);
+  DataParallel ddp(comm, model);
+  Trainer t(c, temp_dir("ddp-stop-r" + std::to_string(r)), model, {kDim}, comm);
+  t.set_gradient_sync(ddp.make_gradient_sync());
+  SliceSource src(x, y, kDim, B, r, W);
+  if (r == W - 1) request_stop(SIGUSR1);
+  TrainSummary s = t.fit(src, nullptr, nullptr);
+  request_stop(0);
+  EXPECT_EQ(s.interrupted_by_signal, SIGUSR1) << "rank " << r;
+  EXPECT_EQ(s.steps, 1) << "rank " << r;
 }
 
 TEST(DataParallel, DifferentModelsAreAnErrorNamingTheParameter) {

@@ -154,6 +154,7 @@ class Trainer {
   // fit()'s parts: an epoch of steps, what may follow a step, an epoch's end.
   void train_epoch(BatchSource& train, TrainState& s);
   void after_step(BatchSource& train, TrainState& s);
+  int agreed_stop_signal();
   void end_epoch(BatchSource& train, TrainState& s);
   double evaluate_and_track(TrainState& s);  // NaN without a validation source
   void save(const BatchSource& train, const TrainState& s, double metric);

@@ -148,17 +148,30 @@ void Trainer::after_step(BatchSource& train, TrainState& s) {
   const bool saved = cfg_.checkpoint.every_steps > 0 && s.step % cfg_.checkpoint.every_steps == 0;
   if (saved) save(train, s, metric);
   if (cfg_.trainer.max_steps > 0 && s.step >= cfg_.trainer.max_steps) done_ = true;
-  // A signal reaches the ranks of a job at slightly different moments, and the
-  // checkpoint is collective: the ranks agree to stop after the same step.
-  int sig = stop_requested();
-  if (comm_.size() > 1 && allreduce_sums(comm_, {sig != 0 ? 1.0 : 0.0})[0] > 0 && sig == 0) sig = SIGTERM;
-  if ((stop_signal_ = sig) != 0) {
+  if ((stop_signal_ = agreed_stop_signal()) != 0) {
     if (!saved) save(train, s, NAN);  // this step's state is on disk already
     reporter_.log().message("stopped by signal " + std::to_string(stop_signal_) + " at step " +
                             std::to_string(s.step) +
                             "; checkpoint saved; continue with checkpoint.resume=auto --run-dir " + run_dir_);
     done_ = true;
   }
+}
+
+// A signal reaches the ranks of a job at slightly different moments (mpirun
+// forwards it rank by rank), and the checkpoint is collective: the ranks agree
+// to stop after the same step, and on which signal stopped them, so the log and
+// the exit status name the signal that was sent even where it reached rank 0
+// only after the agreement. Each rank counts the stop signal it holds; the most
+// held wins, ties going to the first in kStopSignals.
+int Trainer::agreed_stop_signal() {
+  static constexpr int kStopSignals[] = {SIGTERM, SIGINT, SIGUSR1};
+  const int mine = stop_requested();
+  if (comm_.size() == 1) return mine;
+  std::vector<double> held(std::size(kStopSignals), 0.0);
+  for (size_t i = 0; i < held.size(); ++i) held[i] = mine == kStopSignals[i] ? 1.0 : 0.0;
+  held = allreduce_sums(comm_, std::move(held));
+  const auto most = std::max_element(held.begin(), held.end());
+  return *most > 0 ? kStopSignals[most - held.begin()] : 0;
 }
 
 void Trainer::end_epoch(BatchSource& train, TrainState& s) {
