@@ -5,6 +5,7 @@
 #include "kernels/cuda/attention_forward_kernel.cuh"
 #include "kernels/cuda/attention_heads.h"
 #include "kernels/cuda/attention_launch.cuh"
+#include "kernels/cuda/kernel_macros.cuh"
 
 namespace strata::cuda {
 namespace {
@@ -21,7 +22,7 @@ void launch_forward_tiles(const Params<T>& p, int64_t heads) {
   auto kernel = attn_forward_kernel<T, kDMax, kDFixed, kCompact>;
   reserve_smem(kernel, smem, "attention_forward");
   dim3 grid(static_cast<unsigned>(heads), static_cast<unsigned>(attn::ceil_div(p.t, tl.br)));
-  kernel<<<grid, attn::kThreads, smem, context().stream>>>(p);
+  STRATA_LAUNCH_NAMED("attn_forward_kernel", grid, attn::kThreads, smem, context().stream, kernel)(p);
   STRATA_CUDA_LAUNCH_CHECK();
 }
 

@@ -5,6 +5,7 @@
 #include "kernels/cuda/attention_backward_kernel.cuh"
 #include "kernels/cuda/attention_heads.h"
 #include "kernels/cuda/attention_launch.cuh"
+#include "kernels/cuda/kernel_macros.cuh"
 
 namespace strata::cuda {
 namespace {
@@ -21,7 +22,7 @@ void launch_backward_tiles(const Params<T>& p, int64_t heads) {
   auto kernel = attn_backward_kernel<T, kDMax, kDFixed, kCompact>;
   reserve_smem(kernel, smem, "attention_backward");
   dim3 grid(static_cast<unsigned>(heads), static_cast<unsigned>(attn::ceil_div(p.t, tl.bc)));
-  kernel<<<grid, attn::kThreads, smem, context().stream>>>(p);
+  STRATA_LAUNCH_NAMED("attn_backward_kernel", grid, attn::kThreads, smem, context().stream, kernel)(p);
   STRATA_CUDA_LAUNCH_CHECK();
 }
 
@@ -45,9 +46,9 @@ void backward_typed(const Geom& g, const TensorView* in, const TensorView* out, 
   const int64_t rows = g.heads * g.t;
   Scratch delta(static_cast<size_t>(rows) * sizeof(float));
   p.delta = delta.as<float>();
-  attn_delta_kernel<T>
-      <<<static_cast<unsigned>(attn::ceil_div(rows, attn::kThreads / 32)), attn::kThreads, 0, stream>>>(
-          p.o, p.dout, p.delta, rows, g.dv);
+  STRATA_LAUNCH(static_cast<unsigned>(attn::ceil_div(rows, attn::kThreads / 32)), attn::kThreads, 0, stream,
+                attn_delta_kernel<T>)
+  (p.o, p.dout, p.delta, rows, g.dv);
   STRATA_CUDA_LAUNCH_CHECK();
   // dQ is summed over key tiles with FP32 atomics: into dQ itself for f32, else a scratch
   const int64_t nq = rows * g.d;
@@ -61,7 +62,8 @@ void backward_typed(const Geom& g, const TensorView* in, const TensorView* out, 
     launch_backward<T, decltype(dmax)::value, decltype(fixed)::value>(p, g.heads);
   });
   if (p.dq && !kF32) {
-    narrow_kernel<T><<<static_cast<unsigned>(attn::ceil_div(nq, 256)), 256, 0, stream>>>(p.dq_acc, p.dq, nq);
+    STRATA_LAUNCH(static_cast<unsigned>(attn::ceil_div(nq, 256)), 256, 0, stream, narrow_kernel<T>)
+    (p.dq_acc, p.dq, nq);
     STRATA_CUDA_LAUNCH_CHECK();
   }
 }

@@ -20,6 +20,7 @@
 
 #include "kernels/attention_tiling.h"
 #include "kernels/cuda/attention_tile.cuh"
+#include "kernels/cuda/kernel_macros.cuh"
 
 namespace strata::cuda::attn_kernels {
 
@@ -42,7 +43,7 @@ template <typename T, int kDMax, int kDFixed, bool kCompact>
 __global__ void __launch_bounds__(attn::kThreads) attn_backward_kernel(Params<T> p) {
   constexpr Tile tl = attn::backward_tile(sizeof(T), kDMax, kCompact);
   constexpr attn::BackwardSmem L = attn::backward_smem(tl, sizeof(T));
-  extern __shared__ __align__(128) unsigned char smem[];
+  STRATA_DYNAMIC_SHARED(unsigned char, smem, 128);
   T* ks = reinterpret_cast<T*>(smem + L.k);
   T* vs = reinterpret_cast<T*>(smem + L.v);
   float* dks = reinterpret_cast<float*>(smem + L.dk);

@@ -22,6 +22,7 @@
 
 #include "kernels/attention_tiling.h"
 #include "kernels/cuda/attention_tile.cuh"
+#include "kernels/cuda/kernel_macros.cuh"
 
 namespace strata::cuda::attn_kernels {
 
@@ -34,7 +35,7 @@ template <typename T, int kDMax, int kDFixed, bool kCompact>
 __global__ void __launch_bounds__(attn::kThreads) attn_forward_kernel(Params<T> p) {
   constexpr Tile tl = attn::forward_tile(sizeof(T), kDMax, kCompact);
   constexpr attn::ForwardSmem L = attn::forward_smem(tl, sizeof(T));
-  extern __shared__ __align__(128) unsigned char smem[];
+  STRATA_DYNAMIC_SHARED(unsigned char, smem, 128);
   T* qs = reinterpret_cast<T*>(smem + L.q);
   T* ks = reinterpret_cast<T*>(smem + L.k);
   T* vs = reinterpret_cast<T*>(smem + L.v);

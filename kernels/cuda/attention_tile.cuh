@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/cuda/kernel_macros.cuh"
+
 namespace strata::cuda::attn_tile {
 
 // q, k [heads][t][d], v, o, dout [heads][t][dv], lse, delta [heads][t] (f32).
@@ -69,7 +71,11 @@ __device__ void load_tile(T* dst, int ld, const T* src, int64_t row0, int rows, 
       int r = idx / vecs, c = (idx % vecs) * kVec;
       int64_t g = row0 + r;
       uint4 v = make_uint4(0, 0, 0, 0);
-      if (g < t && c < cols) v = *reinterpret_cast<const uint4*>(src + g * cols + c);
+      if (g < t && c < cols) {
+        STRATA_VECTOR_ACCESS(src + g * cols + c, 16, "tile load");
+        v = *reinterpret_cast<const uint4*>(src + g * cols + c);
+      }
+      STRATA_VECTOR_ACCESS(dst + r * ld + c, 16, "tile store");
       *reinterpret_cast<uint4*>(dst + r * ld + c) = v;
     }
     return;

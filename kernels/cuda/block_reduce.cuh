@@ -4,6 +4,8 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include "kernels/cuda/kernel_macros.cuh"
+
 namespace strata::cuda {
 
 template <typename T>
@@ -17,7 +19,7 @@ __device__ __forceinline__ T warp_sum(T v) {
 // multiple of 32 (at most 1024) and every thread of the block must call it.
 template <typename T>
 __device__ __forceinline__ T block_sum(T v) {
-  __shared__ T partial[32];
+  STRATA_SHARED(T, partial, [32]);
   const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
   v = warp_sum(v);
   __syncthreads();  // an earlier call's readers are done with `partial`

@@ -13,6 +13,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/context.h"
+#include "kernels/cuda/kernel_macros.cuh"
 #include "kernels/cuda/reduce_plan.h"
 
 namespace strata::cuda {
@@ -30,7 +31,7 @@ __device__ __forceinline__ void warp_sum(float (&v)[K]) {
 // Sums v over the block (blockDim.x == kReduceThreads); the result is in thread 0.
 template <int K>
 __device__ __forceinline__ void block_sum(float (&v)[K]) {
-  __shared__ float shared[kReduceThreads / 32][K];
+  STRATA_SHARED(float, shared, [kReduceThreads / 32][K]);
   warp_sum(v);
   int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (lane == 0)
@@ -98,18 +99,20 @@ void channel_reduce(int64_t N, int64_t C, int64_t S, F f, Fin fin) {
   if (N * S == 0) {
     STRATA_CUDA_CHECK(cudaMemsetAsync(partial.data(), 0, partial.bytes(), ctx.stream));
   } else if (columns) {
-    column_partial_kernel<K><<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(plan.splits)),
-                               kReduceThreads, 0, ctx.stream>>>(N, C, plan.chunk, f, partial.as<float>());
+    STRATA_LAUNCH(dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(plan.splits)), kReduceThreads, 0,
+                  ctx.stream, column_partial_kernel<K>)
+    (N, C, plan.chunk, f, partial.as<float>());
     STRATA_CUDA_LAUNCH_CHECK();
   } else {
-    channel_partial_kernel<K>
-        <<<dim3(static_cast<unsigned>(C), static_cast<unsigned>(plan.splits)), kReduceThreads, 0,
-           ctx.stream>>>(C, S, N * S, plan.chunk, f, partial.as<float>());
+    STRATA_LAUNCH(dim3(static_cast<unsigned>(C), static_cast<unsigned>(plan.splits)), kReduceThreads, 0,
+                  ctx.stream, channel_partial_kernel<K>)
+    (C, S, N * S, plan.chunk, f, partial.as<float>());
     STRATA_CUDA_LAUNCH_CHECK();
   }
   constexpr int kWarps = 8;
-  channel_finish_kernel<K><<<static_cast<unsigned>((C + kWarps - 1) / kWarps), kWarps * 32, 0, ctx.stream>>>(
-      C, plan.splits, partial.as<float>(), fin);
+  STRATA_LAUNCH(static_cast<unsigned>((C + kWarps - 1) / kWarps), kWarps * 32, 0, ctx.stream,
+                channel_finish_kernel<K>)
+  (C, plan.splits, partial.as<float>(), fin);
   STRATA_CUDA_LAUNCH_CHECK();
 }
 

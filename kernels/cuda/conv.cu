@@ -22,6 +22,7 @@
 #include "kernels/cuda/conv_algo_pick.h"
 #include "kernels/cuda/cudnn_desc.h"
 #include "kernels/cuda/half_io.cuh"
+#include "kernels/cuda/kernel_macros.cuh"
 
 namespace strata::cuda {
 namespace {
@@ -198,8 +199,8 @@ void conv2d_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
     }
     dispatch_float(g.dtype, kOp, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      bias_add_kernel<T><<<blocks_for(out[0].numel()), kThreads, 0, call.ctx.stream>>>(
-          out[0].numel(), g.o, g.ho * g.wo, bias, out[0].as<T>());
+      STRATA_LAUNCH(blocks_for(out[0].numel()), kThreads, 0, call.ctx.stream, bias_add_kernel<T>)
+      (out[0].numel(), g.o, g.ho * g.wo, bias, out[0].as<T>());
       STRATA_CUDA_LAUNCH_CHECK();
     });
   });

@@ -18,6 +18,7 @@
 #include "kernels/cuda/block_reduce.cuh"
 #include "kernels/cuda/context.h"
 #include "kernels/cuda/half_io.cuh"
+#include "kernels/cuda/kernel_macros.cuh"
 #include "kernels/device_ops_backends.h"
 #include "kernels/launch_shape.h"
 #include "kernels/scalar_math.h"
@@ -199,10 +200,11 @@ void sum_of_squares(const TensorView* xs, size_t n, const TensorView& out) {
   if (d.blocks() == 0) return;
   cudaStream_t s = context().stream;
   cuda::Scratch partial(static_cast<size_t>(d.blocks()) * sizeof(double));
-  sum_of_squares_partial<<<static_cast<unsigned>(d.blocks()), kThreads, 0, s>>>(d.refs(), d.chunks(),
-                                                                                partial.as<double>());
+  STRATA_LAUNCH(static_cast<unsigned>(d.blocks()), kThreads, 0, s, sum_of_squares_partial)
+  (d.refs(), d.chunks(), partial.as<double>());
   STRATA_CUDA_LAUNCH_CHECK();
-  sum_of_squares_final<<<1, 1024, 0, s>>>(partial.as<double>(), d.blocks(), static_cast<float*>(out.data));
+  STRATA_LAUNCH(1, 1024, 0, s, sum_of_squares_final)
+  (partial.as<double>(), d.blocks(), static_cast<float*>(out.data));
   STRATA_CUDA_LAUNCH_CHECK();
 }
 
@@ -210,8 +212,8 @@ void unscale_found_inf(const TensorView* grads, size_t n, float inv_scale, const
   check_scalar(found_inf, "unscale_found_inf", "found_inf");
   Descriptors d(single_refs(grads, n, "unscale_found_inf", "grad"));
   if (d.blocks() == 0) return;
-  unscale_kernel<<<static_cast<unsigned>(d.blocks()), kThreads, 0, context().stream>>>(
-      d.refs(), d.chunks(), inv_scale, static_cast<float*>(found_inf.data));
+  STRATA_LAUNCH(static_cast<unsigned>(d.blocks()), kThreads, 0, context().stream, unscale_kernel)
+  (d.refs(), d.chunks(), inv_scale, static_cast<float*>(found_inf.data));
   STRATA_CUDA_LAUNCH_CHECK();
 }
 
@@ -233,8 +235,8 @@ void sgd_step(const TensorView* w, const TensorView* g, const TensorView* buf, s
   }
   Descriptors d(refs);
   if (d.blocks() == 0) return;
-  sgd_kernel<<<static_cast<unsigned>(d.blocks()), kThreads, 0, context().stream>>>(d.refs(), d.chunks(), s,
-                                                                                   grad_scale);
+  STRATA_LAUNCH(static_cast<unsigned>(d.blocks()), kThreads, 0, context().stream, sgd_kernel)
+  (d.refs(), d.chunks(), s, grad_scale);
   STRATA_CUDA_LAUNCH_CHECK();
 }
 
@@ -254,8 +256,8 @@ void adamw_step(const TensorView* w, const TensorView* g, const TensorView* m, c
   }
   Descriptors d(refs);
   if (d.blocks() == 0) return;
-  adamw_kernel<<<static_cast<unsigned>(d.blocks()), kThreads, 0, context().stream>>>(d.refs(), d.chunks(), s,
-                                                                                     grad_scale);
+  STRATA_LAUNCH(static_cast<unsigned>(d.blocks()), kThreads, 0, context().stream, adamw_kernel)
+  (d.refs(), d.chunks(), s, grad_scale);
   STRATA_CUDA_LAUNCH_CHECK();
 }
 

@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "kernels/cuda/context.h"
 #include "kernels/cuda/half_io.cuh"
+#include "kernels/cuda/kernel_macros.cuh"
 #include "kernels/device_ops_backends.h"
 #include "kernels/launch_shape.h"
 #include "kernels/pixel_math.h"
@@ -50,9 +51,10 @@ void normalize_u8(const TensorView& src, const TensorView& dst, const float* mea
   const int64_t blocks = launch::blocks_for(n, launch::grid_cap(cuda::context().sm_count));
   cuda::dispatch_float(dst.dtype, "cuda normalize_u8", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    normalize_u8_kernel<<<static_cast<unsigned>(blocks), launch::kThreads, 0, cuda::context().stream>>>(
-        static_cast<const uint8_t*>(src.data), static_cast<T*>(dst.data), n, per_channel,
-        static_cast<int64_t>(channels), k);
+    STRATA_LAUNCH(static_cast<unsigned>(blocks), launch::kThreads, 0, cuda::context().stream,
+                  normalize_u8_kernel)
+    (static_cast<const uint8_t*>(src.data), static_cast<T*>(dst.data), n, per_channel,
+     static_cast<int64_t>(channels), k);
   });
   STRATA_CUDA_LAUNCH_CHECK();
 }

@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "kernels/cuda/context.h"
 #include "kernels/cuda/half_io.cuh"
+#include "kernels/cuda/kernel_macros.cuh"
 #include "kernels/cuda/layout_gather.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/device_ops_backends.h"
@@ -133,7 +134,7 @@ void fill(const TensorView& dst, double value) {
     using T = typename decltype(tag)::type;
     T v = from_f64<T>(value);
     launch1d(dst.numel(), [&](unsigned b) {
-      fill_kernel<<<b, launch::kThreads, 0, s>>>(static_cast<T*>(dst.data), v, dst.numel());
+      STRATA_LAUNCH(b, launch::kThreads, 0, s, fill_kernel)(static_cast<T*>(dst.data), v, dst.numel());
     });
   });
 }
@@ -149,8 +150,8 @@ void convert(const TensorView& src, const TensorView& dst) {
     dispatch_any(dst.dtype, [&](auto dtag) {
       using D = typename decltype(dtag)::type;
       launch1d(dst.numel(), [&](unsigned b) {
-        convert_kernel<<<b, launch::kThreads, 0, s>>>(static_cast<const S*>(src.data),
-                                                      static_cast<D*>(dst.data), dst.numel());
+        STRATA_LAUNCH(b, launch::kThreads, 0, s, convert_kernel)
+        (static_cast<const S*>(src.data), static_cast<D*>(dst.data), dst.numel());
       });
     });
   });
@@ -206,8 +207,8 @@ void axpy(double alpha, const TensorView& x, const TensorView& y) {
     cuda::dispatch_float(y.dtype, "cuda_dev::axpy", [&](auto ytag) {
       using Y = typename decltype(ytag)::type;
       launch1d(y.numel(), [&](unsigned b) {
-        axpy_kernel<<<b, launch::kThreads, 0, s>>>(a, static_cast<const X*>(x.data), static_cast<Y*>(y.data),
-                                                   y.numel());
+        STRATA_LAUNCH(b, launch::kThreads, 0, s, axpy_kernel)
+        (a, static_cast<const X*>(x.data), static_cast<Y*>(y.data), y.numel());
       });
     });
   });
@@ -220,7 +221,8 @@ void scale(const TensorView& x, double sc) {
   cuda::dispatch_float(x.dtype, "cuda_dev::scale", [&](auto tag) {
     using T = typename decltype(tag)::type;
     launch1d(x.numel(), [&](unsigned b) {
-      scale_kernel<<<b, launch::kThreads, 0, s>>>(static_cast<T*>(x.data), static_cast<float>(sc), x.numel());
+      STRATA_LAUNCH(b, launch::kThreads, 0, s, scale_kernel)
+      (static_cast<T*>(x.data), static_cast<float>(sc), x.numel());
     });
   });
 }

@@ -9,6 +9,7 @@
 #include "kernels/backends.h"
 #include "kernels/cuda/context.h"
 #include "kernels/cuda/half_io.cuh"
+#include "kernels/cuda/kernel_macros.cuh"
 #include "kernels/launch_shape.h"
 #include "kernels/scalar_math.h"
 
@@ -52,8 +53,8 @@ void dropout_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
   float keep_scale = a.p < 1 ? static_cast<float>(1 / (1 - a.p)) : 0.0f;
   dispatch_float(in[0].dtype, "cuda dropout_forward", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    dropout_kernel<<<blocks(n), launch::kThreads, 0, context().stream>>>(
-        data_as<const T>(in[0]), data_as<T>(out[0]), data_as<T>(out[1]), n, active, a.p, keep_scale, a.seed);
+    STRATA_LAUNCH(blocks(n), launch::kThreads, 0, context().stream, dropout_kernel)
+    (data_as<const T>(in[0]), data_as<T>(out[0]), data_as<T>(out[1]), n, active, a.p, keep_scale, a.seed);
   });
   STRATA_CUDA_LAUNCH_CHECK();
 }
@@ -63,8 +64,8 @@ void dropout_backward(const OpAttrs&, const TensorView*, const TensorView* out, 
   if (!gin[0].defined() || g.numel() == 0) return;
   dispatch_float(g.dtype, "cuda dropout_backward", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    mask_grad_kernel<<<blocks(g.numel()), launch::kThreads, 0, context().stream>>>(
-        data_as<const T>(g), data_as<const T>(out[1]), data_as<T>(gin[0]), g.numel());
+    STRATA_LAUNCH(blocks(g.numel()), launch::kThreads, 0, context().stream, mask_grad_kernel)
+    (data_as<const T>(g), data_as<const T>(out[1]), data_as<T>(gin[0]), g.numel());
   });
   STRATA_CUDA_LAUNCH_CHECK();
 }

@@ -14,6 +14,7 @@
 #include "kernels/backends.h"
 #include "kernels/cuda/context.h"
 #include "kernels/cuda/half_io.cuh"
+#include "kernels/cuda/kernel_macros.cuh"
 #include "kernels/cuda/map.cuh"
 #include "kernels/cuda/reduce.cuh"
 #include "kernels/launch_shape.h"
@@ -76,7 +77,8 @@ void broadcast(const T* a, const T* b, const T* g, const BroadcastPlan& p, O* ou
   int64_t n = shape_numel(p.out);
   if (n == 0) return;
   launch::BinaryMap m = launch::pack_broadcast(p, what);
-  broadcast_kernel<<<elementwise_blocks(n), launch::kThreads, 0, context().stream>>>(a, b, g, m, out, n, f);
+  STRATA_LAUNCH(elementwise_blocks(n), launch::kThreads, 0, context().stream, broadcast_kernel)
+  (a, b, g, m, out, n, f);
   STRATA_CUDA_LAUNCH_CHECK();
 }
 

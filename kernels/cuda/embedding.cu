@@ -20,6 +20,7 @@
 #include "kernels/cuda/context.h"
 #include "kernels/cuda/embedding_sort.h"
 #include "kernels/cuda/half_io.cuh"
+#include "kernels/cuda/kernel_macros.cuh"
 
 namespace strata::cuda {
 namespace {
@@ -81,8 +82,8 @@ void embedding_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
   if (count == 0 || D == 0) return;
   dispatch_float(table.dtype, "cuda embedding table", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    gather_kernel<T><<<static_cast<unsigned>(grid_for(count)), kThreads, 0, context().stream>>>(
-        ids.as<const int64_t>(), table.as<const T>(), out[0].as<T>(), count, V, D);
+    STRATA_LAUNCH(static_cast<unsigned>(grid_for(count)), kThreads, 0, context().stream, gather_kernel<T>)
+    (ids.as<const int64_t>(), table.as<const T>(), out[0].as<T>(), count, V, D);
   });
   STRATA_CUDA_LAUNCH_CHECK();
 }
@@ -108,8 +109,8 @@ void embedding_backward(const OpAttrs&, const TensorView* in, const TensorView*,
   Scratch pos(n * sizeof(int32_t)), sorted_pos(n * sizeof(int32_t));
   int threads = 256;
   auto blocks = static_cast<unsigned>(grid_for((count + threads - 1) / threads));
-  make_keys_kernel<<<blocks, threads, 0, stream>>>(ids.as<const int64_t>(), keys.as<uint32_t>(),
-                                                   pos.as<int32_t>(), count, V);
+  STRATA_LAUNCH(blocks, threads, 0, stream, make_keys_kernel)
+  (ids.as<const int64_t>(), keys.as<uint32_t>(), pos.as<int32_t>(), count, V);
   STRATA_CUDA_LAUNCH_CHECK();
 
   int end_bit = embedding_sort_bits(V);
@@ -124,9 +125,9 @@ void embedding_backward(const OpAttrs&, const TensorView* in, const TensorView*,
 
   dispatch_float(dtable.dtype, "cuda embedding table grad", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    segment_sum_kernel<T><<<static_cast<unsigned>(grid_for(count)), kThreads, 0, stream>>>(
-        sorted_keys.as<const uint32_t>(), sorted_pos.as<const int32_t>(), g.as<const T>(), dtable.as<T>(),
-        count, V, D);
+    STRATA_LAUNCH(static_cast<unsigned>(grid_for(count)), kThreads, 0, stream, segment_sum_kernel<T>)
+    (sorted_keys.as<const uint32_t>(), sorted_pos.as<const int32_t>(), g.as<const T>(), dtable.as<T>(), count,
+     V, D);
   });
   STRATA_CUDA_LAUNCH_CHECK();
 }

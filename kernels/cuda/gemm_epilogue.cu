@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "kernels/cuda/context.h"
 #include "kernels/cuda/gemm_epilogue.h"
+#include "kernels/cuda/kernel_macros.cuh"
 #include "kernels/runtime/half.h"
 #include "kernels/scalar_math.h"
 
@@ -53,7 +54,7 @@ constexpr int kCols = 32, kLanes = 8;
 // bias[j] = sum_q op(B)[q, j], op(B) read from B stored column-major with ldb.
 template <typename T>
 __global__ void bias_grad_kernel(const T* x, T* bias, int64_t k, int64_t n, int64_t ldb, bool transb) {
-  __shared__ float part[kLanes][kCols];
+  STRATA_SHARED(float, part, [kLanes][kCols]);
   int64_t j = int64_t(blockIdx.x) * kCols + threadIdx.x;
   float s = 0.0f;
   if (j < n)
@@ -97,8 +98,8 @@ void scale(const gemm::GemmPlan& p, const gemm::GemmCall& call, void* c, DType d
   if (p.m == 0 || p.n == 0 || call.batch == 0) return;
   by_dtype(dt, "scale", [&](auto tag) {
     using T = decltype(tag);
-    scale_kernel<T><<<grid_for(p.m * p.n, call.batch), 256, 0, context().stream>>>(
-        static_cast<T*>(c) + call.off_c, p.m, p.n, p.ldc, call.stride_c, call.batch, call.beta);
+    STRATA_LAUNCH(grid_for(p.m * p.n, call.batch), 256, 0, context().stream, scale_kernel<T>)
+    (static_cast<T*>(c) + call.off_c, p.m, p.n, p.ldc, call.stride_c, call.batch, call.beta);
     STRATA_CUDA_LAUNCH_CHECK();
   });
 }
@@ -107,9 +108,9 @@ void bias_act(const gemm::GemmPlan& p, const gemm::GemmCall& call, void* c, cons
   if (p.m == 0 || p.n == 0 || call.batch == 0) return;
   by_dtype(dt, "bias_act", [&](auto tag) {
     using T = decltype(tag);
-    bias_act_kernel<T><<<grid_for(p.m * p.n, call.batch), 256, 0, context().stream>>>(
-        static_cast<T*>(c) + call.off_c, static_cast<const T*>(bias), p.m, p.n, p.ldc, call.stride_c,
-        call.batch, gemm::epilogue_has_gelu(p.epilogue));
+    STRATA_LAUNCH(grid_for(p.m * p.n, call.batch), 256, 0, context().stream, bias_act_kernel<T>)
+    (static_cast<T*>(c) + call.off_c, static_cast<const T*>(bias), p.m, p.n, p.ldc, call.stride_c, call.batch,
+     gemm::epilogue_has_gelu(p.epilogue));
     STRATA_CUDA_LAUNCH_CHECK();
   });
 }
@@ -121,8 +122,8 @@ void bias_grad(const gemm::GemmPlan& p, const void* x, void* bias, DType dt) {
   by_dtype(dt, "bias_grad", [&](auto tag) {
     using T = decltype(tag);
     unsigned blocks = static_cast<unsigned>((p.n + kCols - 1) / kCols);
-    bias_grad_kernel<T><<<blocks, dim3(kCols, kLanes), 0, context().stream>>>(
-        static_cast<const T*>(x) + p.calls[0].off_x, static_cast<T*>(bias), p.k, p.n, p.ldb, p.transb);
+    STRATA_LAUNCH(blocks, dim3(kCols, kLanes), 0, context().stream, bias_grad_kernel<T>)
+    (static_cast<const T*>(x) + p.calls[0].off_x, static_cast<T*>(bias), p.k, p.n, p.ldb, p.transb);
     STRATA_CUDA_LAUNCH_CHECK();
   });
 }

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "kernels/cuda/kernel_macros.cuh"
 #include "kernels/runtime/tensor_view.h"
 
 namespace strata::cuda {
@@ -77,6 +78,7 @@ struct alignas(16) Vec16 {
 // out[k] = p[i + k] for k < kVec<T>; p + i must be 16-byte aligned.
 template <typename T>
 __device__ __forceinline__ void load_vec(const T* p, int64_t i, float (&out)[kVec<T>]) {
+  STRATA_VECTOR_ACCESS(p + i, 16, "load_vec");
   Vec16<T> r = *reinterpret_cast<const Vec16<T>*>(p + i);
 #pragma unroll
   for (int k = 0; k < kVec<T>; ++k) out[k] = to_float(r.v[k]);
@@ -86,6 +88,7 @@ __device__ __forceinline__ void store_vec(T* p, int64_t i, const float (&in)[kVe
   Vec16<T> r;
 #pragma unroll
   for (int k = 0; k < kVec<T>; ++k) r.v[k] = from_float<T>(in[k]);
+  STRATA_VECTOR_ACCESS(p + i, 16, "store_vec");
   *reinterpret_cast<Vec16<T>*>(p + i) = r;
 }
 

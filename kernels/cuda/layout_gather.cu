@@ -4,6 +4,7 @@
 // The word type is chosen by element size, so every dtype of that size shares
 // one kernel.
 #include "kernels/cuda/context.h"
+#include "kernels/cuda/kernel_macros.cuh"
 #include "kernels/cuda/layout_gather.h"
 
 namespace strata::cuda {
@@ -28,8 +29,8 @@ void strided_gather(const void* src, const launch::IndexMap& map, void* dst, int
   if (blocks == 0) return;
   auto run = [&](auto word) {
     using U = decltype(word);
-    gather_kernel<<<static_cast<unsigned>(blocks), launch::kThreads, 0, c.stream>>>(
-        static_cast<const U*>(src), map, static_cast<U*>(dst), n);
+    STRATA_LAUNCH(static_cast<unsigned>(blocks), launch::kThreads, 0, c.stream, gather_kernel)
+    (static_cast<const U*>(src), map, static_cast<U*>(dst), n);
     STRATA_CUDA_LAUNCH_CHECK();
   };
   switch (elem_bytes) {

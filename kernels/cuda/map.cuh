@@ -7,6 +7,7 @@
 #pragma once
 #include "kernels/cuda/context.h"
 #include "kernels/cuda/half_io.cuh"
+#include "kernels/cuda/kernel_macros.cuh"
 #include "kernels/launch_shape.h"
 
 namespace strata::cuda {
@@ -80,12 +81,13 @@ void map_elements(MapInputs<T, N> in, O* out, int64_t n, F f) {
   for (int k = 0; k < N; ++k) vec = vec && vec_aligned(in.p[k]);
   if constexpr (sizeof(T) == sizeof(O)) {
     if (vec) {
-      map_kernel<N, true><<<elementwise_blocks(n, kVec<T>), launch::kThreads, 0, s>>>(in, out, n, f);
+      STRATA_LAUNCH(elementwise_blocks(n, kVec<T>), launch::kThreads, 0, s, map_kernel<N, true>)
+      (in, out, n, f);
       STRATA_CUDA_LAUNCH_CHECK();
       return;
     }
   }
-  map_kernel<N, false><<<elementwise_blocks(n), launch::kThreads, 0, s>>>(in, out, n, f);
+  STRATA_LAUNCH(elementwise_blocks(n), launch::kThreads, 0, s, map_kernel<N, false>)(in, out, n, f);
   STRATA_CUDA_LAUNCH_CHECK();
 }
 

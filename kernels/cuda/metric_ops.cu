@@ -12,6 +12,7 @@
 #include "kernels/cuda/block_reduce.cuh"
 #include "kernels/cuda/context.h"
 #include "kernels/cuda/half_io.cuh"
+#include "kernels/cuda/kernel_macros.cuh"
 #include "kernels/metric_math.h"
 #include "kernels/metric_ops_backends.h"
 
@@ -53,11 +54,11 @@ void add_scaled(const TensorView& x, double alpha, const TensorView& acc) {
   cudaStream_t s = cuda::context().stream;
   double* a = static_cast<double*>(acc.data);
   if (x.dtype == DType::f64) {
-    add_scaled_f64_kernel<<<1, 1, 0, s>>>(static_cast<const double*>(x.data), alpha, a);
+    STRATA_LAUNCH(1, 1, 0, s, add_scaled_f64_kernel)(static_cast<const double*>(x.data), alpha, a);
   } else {
     cuda::dispatch_float(x.dtype, "cuda_metric::add_scaled", [&](auto tag) {
       using T = typename decltype(tag)::type;
-      add_scaled_kernel<T><<<1, 1, 0, s>>>(static_cast<const T*>(x.data), alpha, a);
+      STRATA_LAUNCH(1, 1, 0, s, add_scaled_kernel<T>)(static_cast<const T*>(x.data), alpha, a);
     });
   }
   STRATA_CUDA_CHECK(cudaGetLastError());
@@ -71,9 +72,9 @@ void count_hits(const TensorView& logits, const TensorView& labels, const Tensor
   double* t5 = top5.defined() ? static_cast<double*>(top5.data) : nullptr;
   cuda::dispatch_float(logits.dtype, "cuda_metric::count_hits", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    count_hits_kernel<T><<<1, kThreads, 0, s>>>(static_cast<const T*>(logits.data),
-                                                static_cast<const int64_t*>(labels.data), rows, classes,
-                                                static_cast<double*>(top1.data), t5);
+    STRATA_LAUNCH(1, kThreads, 0, s, count_hits_kernel<T>)
+    (static_cast<const T*>(logits.data), static_cast<const int64_t*>(labels.data), rows, classes,
+     static_cast<double*>(top1.data), t5);
   });
   STRATA_CUDA_CHECK(cudaGetLastError());
 }

@@ -22,6 +22,7 @@
 #include "kernels/backends.h"
 #include "kernels/cuda/channel_reduce.cuh"
 #include "kernels/cuda/half_io.cuh"
+#include "kernels/cuda/kernel_macros.cuh"
 #include "kernels/norm_math.h"
 #include "kernels/pool_math.h"
 
@@ -239,17 +240,18 @@ void batch_norm_forward(const OpAttrs& a, const TensorView* in, TensorView* out)
           g.N, g.C, g.S, SumSquaredDeviation<T>{x, mean},
           FinishTrainingStats{mean, invstd, rm, rv, static_cast<double>(g.N * g.S), a.eps, a.momentum});
     } else {
-      eval_stats_kernel<<<blocks_for(g.C), kThreads, 0, stream>>>(g.C, rm, rv, a.eps, mean, invstd);
+      STRATA_LAUNCH(blocks_for(g.C), kThreads, 0, stream, eval_stats_kernel)
+      (g.C, rm, rv, a.eps, mean, invstd);
       STRATA_CUDA_LAUNCH_CHECK();
     }
     if (g.numel() == 0) return;
     Pool2x2 q(a, in[0].shape);
     if (q.pool)
-      normalize_pool_kernel<T><<<blocks_for(out[0].numel()), kThreads, 0, stream>>>(
-          g, q, x, mean, invstd, gamma, beta, a.relu, out[0].as<T>(), out[3].as<int32_t>());
+      STRATA_LAUNCH(blocks_for(out[0].numel()), kThreads, 0, stream, normalize_pool_kernel<T>)
+      (g, q, x, mean, invstd, gamma, beta, a.relu, out[0].as<T>(), out[3].as<int32_t>());
     else
-      normalize_kernel<T><<<blocks_for(g.numel()), kThreads, 0, stream>>>(g, x, mean, invstd, gamma, beta,
-                                                                          a.relu, out[0].as<T>());
+      STRATA_LAUNCH(blocks_for(g.numel()), kThreads, 0, stream, normalize_kernel<T>)
+      (g, x, mean, invstd, gamma, beta, a.relu, out[0].as<T>());
     STRATA_CUDA_LAUNCH_CHECK();
   });
 }
@@ -279,8 +281,8 @@ void batch_norm_backward(const OpAttrs& a, const TensorView* in, const TensorVie
       channel_reduce<2>(g.N, g.C, g.S, SumGradients<T>{grad},
                         FinishGradients{dgamma, dbeta, sums.as<float>()});
     if (!gin[0].defined() || g.numel() == 0) return;
-    dx_kernel<T><<<blocks_for(g.numel()), kThreads, 0, context().stream>>>(
-        grad, sums.as<float>(), static_cast<float>(g.N * g.S), a.training, gin[0].as<T>());
+    STRATA_LAUNCH(blocks_for(g.numel()), kThreads, 0, context().stream, dx_kernel<T>)
+    (grad, sums.as<float>(), static_cast<float>(g.N * g.S), a.training, gin[0].as<T>());
     STRATA_CUDA_LAUNCH_CHECK();
   });
 }

@@ -11,6 +11,7 @@
 #include "kernels/backends.h"
 #include "kernels/cuda/channel_reduce.cuh"
 #include "kernels/cuda/half_io.cuh"
+#include "kernels/cuda/kernel_macros.cuh"
 #include "kernels/norm_math.h"
 
 namespace strata::cuda {
@@ -119,8 +120,8 @@ void layer_norm_forward(const OpAttrs& a, const TensorView* in, TensorView* out)
   float *mean = stat_ptr(out[1], "mean"), *rstd = stat_ptr(out[2], "rstd");
   dispatch_float(in[0].dtype, op, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    layer_norm_forward_kernel<T><<<row_blocks(rows), kWarpsPerBlock * 32, 0, context().stream>>>(
-        rows, D, in[0].as<const T>(), gamma, beta, a.eps, out[0].as<T>(), mean, rstd);
+    STRATA_LAUNCH(row_blocks(rows), kWarpsPerBlock * 32, 0, context().stream, layer_norm_forward_kernel<T>)
+    (rows, D, in[0].as<const T>(), gamma, beta, a.eps, out[0].as<T>(), mean, rstd);
     STRATA_CUDA_LAUNCH_CHECK();
   });
 }
@@ -147,8 +148,8 @@ void layer_norm_backward(const OpAttrs&, const TensorView* in, const TensorView*
     using T = typename decltype(tag)::type;
     const T *x = in[0].as<const T>(), *go = gout.as<const T>();
     if (gin[0].defined()) {
-      layer_norm_dx_kernel<T><<<row_blocks(rows), kWarpsPerBlock * 32, 0, ctx.stream>>>(
-          rows, D, x, go, gamma, mean, rstd, gin[0].as<T>());
+      STRATA_LAUNCH(row_blocks(rows), kWarpsPerBlock * 32, 0, ctx.stream, layer_norm_dx_kernel<T>)
+      (rows, D, x, go, gamma, mean, rstd, gin[0].as<T>());
       STRATA_CUDA_LAUNCH_CHECK();
     }
     if (!gin[1].defined() && !gin[2].defined()) return;

@@ -16,6 +16,7 @@
 #include "kernels/backends.h"
 #include "kernels/cuda/context.h"
 #include "kernels/cuda/half_io.cuh"
+#include "kernels/cuda/kernel_macros.cuh"
 #include "kernels/cuda/pool_window.h"
 #include "kernels/cuda/row_launch.h"
 #include "kernels/cuda/row_reduce.cuh"
@@ -147,8 +148,8 @@ void max_pool2d_forward(const OpAttrs& a, const TensorView* in, TensorView* out)
   if (out[0].numel() == 0) return;
   dispatch_float(in[0].dtype, "cuda max_pool2d x", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    max_pool_forward_kernel<T><<<grid_for(out[0].numel()), kThreads, 0, context().stream>>>(
-        in[0].as<const T>(), out[0].as<T>(), out[1].as<int64_t>(), g);
+    STRATA_LAUNCH(grid_for(out[0].numel()), kThreads, 0, context().stream, max_pool_forward_kernel<T>)
+    (in[0].as<const T>(), out[0].as<T>(), out[1].as<int64_t>(), g);
   });
   STRATA_CUDA_LAUNCH_CHECK();
 }
@@ -159,8 +160,8 @@ void max_pool2d_backward(const OpAttrs& a, const TensorView* in, const TensorVie
   Geom g = geom(a, in[0], out[0]);
   dispatch_float(gin[0].dtype, "cuda max_pool2d dx", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    max_pool_backward_kernel<T><<<grid_for(gin[0].numel()), kThreads, 0, context().stream>>>(
-        gout.as<const T>(), out[1].as<const int64_t>(), gin[0].as<T>(), g);
+    STRATA_LAUNCH(grid_for(gin[0].numel()), kThreads, 0, context().stream, max_pool_backward_kernel<T>)
+    (gout.as<const T>(), out[1].as<const int64_t>(), gin[0].as<T>(), g);
   });
   STRATA_CUDA_LAUNCH_CHECK();
 }
@@ -170,8 +171,8 @@ void avg_pool2d_forward(const OpAttrs& a, const TensorView* in, TensorView* out)
   if (out[0].numel() == 0) return;
   dispatch_float(in[0].dtype, "cuda avg_pool2d x", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    avg_pool_forward_kernel<T>
-        <<<grid_for(out[0].numel()), kThreads, 0, context().stream>>>(in[0].as<const T>(), out[0].as<T>(), g);
+    STRATA_LAUNCH(grid_for(out[0].numel()), kThreads, 0, context().stream, avg_pool_forward_kernel<T>)
+    (in[0].as<const T>(), out[0].as<T>(), g);
   });
   STRATA_CUDA_LAUNCH_CHECK();
 }
@@ -182,8 +183,8 @@ void avg_pool2d_backward(const OpAttrs& a, const TensorView* in, const TensorVie
   Geom g = geom(a, in[0], out[0]);
   dispatch_float(gin[0].dtype, "cuda avg_pool2d dx", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    avg_pool_backward_kernel<T>
-        <<<grid_for(gin[0].numel()), kThreads, 0, context().stream>>>(gout.as<const T>(), gin[0].as<T>(), g);
+    STRATA_LAUNCH(grid_for(gin[0].numel()), kThreads, 0, context().stream, avg_pool_backward_kernel<T>)
+    (gout.as<const T>(), gin[0].as<T>(), g);
   });
   STRATA_CUDA_LAUNCH_CHECK();
 }
@@ -194,8 +195,8 @@ void global_avg_pool2d_forward(const OpAttrs&, const TensorView* in, TensorView*
   RowLaunch l = row_launch(planes, plane, "cuda global_avg_pool2d");
   dispatch_float(in[0].dtype, "cuda global_avg_pool2d x", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    global_avg_forward_kernel<T><<<static_cast<unsigned>(l.grid), l.block, 0, context().stream>>>(
-        in[0].as<const T>(), out[0].as<T>(), planes, plane, l.threads_per_row);
+    STRATA_LAUNCH(static_cast<unsigned>(l.grid), l.block, 0, context().stream, global_avg_forward_kernel<T>)
+    (in[0].as<const T>(), out[0].as<T>(), planes, plane, l.threads_per_row);
   });
   STRATA_CUDA_LAUNCH_CHECK();
 }
@@ -206,8 +207,8 @@ void global_avg_pool2d_backward(const OpAttrs&, const TensorView* in, const Tens
   int64_t planes = gout.numel(), plane = in[0].size(2) * in[0].size(3);
   dispatch_float(gin[0].dtype, "cuda global_avg_pool2d dx", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    global_avg_backward_kernel<T><<<grid_for(gin[0].numel()), kThreads, 0, context().stream>>>(
-        gout.as<const T>(), gin[0].as<T>(), planes, plane);
+    STRATA_LAUNCH(grid_for(gin[0].numel()), kThreads, 0, context().stream, global_avg_backward_kernel<T>)
+    (gout.as<const T>(), gin[0].as<T>(), planes, plane);
   });
   STRATA_CUDA_LAUNCH_CHECK();
 }

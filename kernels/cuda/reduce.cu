@@ -22,6 +22,7 @@
 #include "kernels/cuda/block_reduce.cuh"
 #include "kernels/cuda/context.h"
 #include "kernels/cuda/half_io.cuh"
+#include "kernels/cuda/kernel_macros.cuh"
 #include "kernels/cuda/reduce.cuh"
 
 namespace strata::cuda {
@@ -111,15 +112,16 @@ void reduce_typed(const X* x, Y* y, const launch::ReducePlan& p, double scale) {
   if (rows) {
     int64_t segment = (p.count + splits - 1) / splits;
     auto blocks = static_cast<unsigned>(std::min(p.n_out * splits, kMaxRowBlocks));
-    reduce_rows_kernel<<<blocks, launch::row_threads(segment), 0, c.stream>>>(x, y, part, splits, p, scale);
+    STRATA_LAUNCH(blocks, launch::row_threads(segment), 0, c.stream, reduce_rows_kernel)
+    (x, y, part, splits, p, scale);
   } else {
     auto blocks = static_cast<unsigned>(launch::blocks_for(p.n_out * splits, cap));
-    reduce_columns_kernel<<<blocks, launch::kThreads, 0, c.stream>>>(x, y, part, splits, p, scale);
+    STRATA_LAUNCH(blocks, launch::kThreads, 0, c.stream, reduce_columns_kernel)(x, y, part, splits, p, scale);
   }
   STRATA_CUDA_LAUNCH_CHECK();
   if (splits == 1) return;
   auto blocks = static_cast<unsigned>(launch::blocks_for(p.n_out, cap));
-  reduce_splits_kernel<<<blocks, launch::kThreads, 0, c.stream>>>(part, splits, p.n_out, y, scale);
+  STRATA_LAUNCH(blocks, launch::kThreads, 0, c.stream, reduce_splits_kernel)(part, splits, p.n_out, y, scale);
   STRATA_CUDA_LAUNCH_CHECK();
 }
 
@@ -164,8 +166,8 @@ void backward(const OpAttrs& a, const TensorView* in, const TensorView& g, Tenso
   if (blocks == 0) return;
   dispatch_float(g.dtype, what, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    expand_kernel<<<blocks, launch::kThreads, 0, c.stream>>>(data_as<const T>(g), map, data_as<T>(gin[0]), n,
-                                                             scale);
+    STRATA_LAUNCH(blocks, launch::kThreads, 0, c.stream, expand_kernel)
+    (data_as<const T>(g), map, data_as<T>(gin[0]), n, scale);
   });
   STRATA_CUDA_LAUNCH_CHECK();
 }

@@ -5,6 +5,7 @@
 // group ends with the same bits and all of them write with the same statistic;
 // the order is fixed by the launch shape, so results are deterministic.
 #pragma once
+#include "kernels/cuda/kernel_macros.cuh"
 #include "kernels/cuda/row_launch.h"
 #include "kernels/scalar_math.h"
 
@@ -40,7 +41,7 @@ template <typename T>
 __device__ T row_sum(T v, int tpr) {
   v = warp_sum(v);
   if (tpr == kWarp) return v;
-  __shared__ T part[kMaxBlock / kWarp];
+  STRATA_SHARED(T, part, [kMaxBlock / kWarp]);
   if (threadIdx.x % kWarp == 0) part[threadIdx.x / kWarp] = v;
   __syncthreads();
   T total = 0;
@@ -53,7 +54,8 @@ __device__ T row_sum(T v, int tpr) {
 __device__ inline math::OnlineLse<float> row_lse(math::OnlineLse<float> st, int tpr) {
   st = warp_lse(st);
   if (tpr == kWarp) return st;
-  __shared__ float pm[kMaxBlock / kWarp], ps[kMaxBlock / kWarp];
+  STRATA_SHARED(float, pm, [kMaxBlock / kWarp]);
+  STRATA_SHARED(float, ps, [kMaxBlock / kWarp]);
   if (threadIdx.x % kWarp == 0) {
     pm[threadIdx.x / kWarp] = st.m;
     ps[threadIdx.x / kWarp] = st.s;

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "kernels/cuda/context.h"
+#include "kernels/cuda/kernel_macros.cuh"
 #include "kernels/cuda/runtime.h"
 #include "kernels/scalar_math.h"
 
@@ -74,7 +75,7 @@ void gelu_forward_host(const float* x, float* y, int64_t n) {
   check(cudaMemcpy(dx, x, bytes, cudaMemcpyHostToDevice), "cudaMemcpy H2D");
   int threads = 256;
   int blocks = static_cast<int>((n + threads - 1) / threads);
-  gelu_kernel<<<blocks, threads>>>(dx, dy, n);
+  STRATA_LAUNCH(blocks, threads, 0, 0, gelu_kernel)(dx, dy, n);
   check(cudaGetLastError(), "gelu kernel launch");
   check(cudaMemcpy(y, dy, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
   cudaFree(dx);

@@ -14,6 +14,7 @@
 #include "kernels/backends.h"
 #include "kernels/cuda/context.h"
 #include "kernels/cuda/half_io.cuh"
+#include "kernels/cuda/kernel_macros.cuh"
 #include "kernels/cuda/row_launch.h"
 #include "kernels/cuda/row_reduce.cuh"
 #include "kernels/cuda/row_walk.cuh"
@@ -68,9 +69,9 @@ void forward(const char* op, const TensorView& x, const TensorView& y) {
   dispatch_float(x.dtype, op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     with_vector(row_vectorizable(cols, sizeof(T), {x.data, y.data}), [&](auto vec) {
-      softmax_forward_kernel<T, kLog, decltype(vec)::value>
-          <<<static_cast<unsigned>(l.grid), l.block, 0, context().stream>>>(x.as<const T>(), y.as<T>(), rows,
-                                                                            cols, l.threads_per_row);
+      STRATA_LAUNCH(static_cast<unsigned>(l.grid), l.block, 0, context().stream,
+                    softmax_forward_kernel<T, kLog, decltype(vec)::value>)
+      (x.as<const T>(), y.as<T>(), rows, cols, l.threads_per_row);
     });
   });
   STRATA_CUDA_LAUNCH_CHECK();
@@ -87,9 +88,9 @@ void backward(const char* op, const TensorView& y, const TensorView& g, const Te
   dispatch_float(y.dtype, op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     with_vector(row_vectorizable(cols, sizeof(T), {y.data, g.data, dx.data}), [&](auto vec) {
-      softmax_backward_kernel<T, kLog, decltype(vec)::value>
-          <<<static_cast<unsigned>(l.grid), l.block, 0, context().stream>>>(
-              y.as<const T>(), g.as<const T>(), dx.as<T>(), rows, cols, l.threads_per_row);
+      STRATA_LAUNCH(static_cast<unsigned>(l.grid), l.block, 0, context().stream,
+                    softmax_backward_kernel<T, kLog, decltype(vec)::value>)
+      (y.as<const T>(), g.as<const T>(), dx.as<T>(), rows, cols, l.threads_per_row);
     });
   });
   STRATA_CUDA_LAUNCH_CHECK();

@@ -18,6 +18,7 @@
 #include "kernels/backends.h"
 #include "kernels/cuda/context.h"
 #include "kernels/cuda/half_io.cuh"
+#include "kernels/cuda/kernel_macros.cuh"
 #include "kernels/cuda/row_launch.h"
 #include "kernels/cuda/row_reduce.cuh"
 #include "kernels/cuda/row_walk.cuh"
@@ -102,14 +103,15 @@ void cross_entropy_forward(const OpAttrs& a, const TensorView* in, TensorView* o
   dispatch_float(x.dtype, "cuda cross_entropy logits", [&](auto tag) {
     using T = typename decltype(tag)::type;
     with_vector(row_vectorizable(cols, sizeof(T), {x.data}), [&](auto vec) {
-      cross_entropy_rows_kernel<T, decltype(vec)::value>
-          <<<static_cast<unsigned>(l.grid), l.block, 0, stream>>>(
-              x.as<const T>(), labels.as<const int64_t>(), out[1].as<float>(), row_loss.as<float>(), rows,
-              cols, l.threads_per_row, static_cast<float>(a.label_smoothing));
+      STRATA_LAUNCH(static_cast<unsigned>(l.grid), l.block, 0, stream,
+                    cross_entropy_rows_kernel<T, decltype(vec)::value>)
+      (x.as<const T>(), labels.as<const int64_t>(), out[1].as<float>(), row_loss.as<float>(), rows, cols,
+       l.threads_per_row, static_cast<float>(a.label_smoothing));
     });
   });
   STRATA_CUDA_LAUNCH_CHECK();
-  mean_kernel<<<1, kMeanThreads, 0, stream>>>(row_loss.as<const float>(), out[0].as<float>(), rows);
+  STRATA_LAUNCH(1, kMeanThreads, 0, stream, mean_kernel)
+  (row_loss.as<const float>(), out[0].as<float>(), rows);
   STRATA_CUDA_LAUNCH_CHECK();
 }
 
@@ -129,10 +131,10 @@ void cross_entropy_backward(const OpAttrs& a, const TensorView* in, const Tensor
   dispatch_float(x.dtype, "cuda cross_entropy logits", [&](auto tag) {
     using T = typename decltype(tag)::type;
     with_vector(row_vectorizable(cols, sizeof(T), {x.data, gin[0].data}), [&](auto vec) {
-      cross_entropy_backward_kernel<T, decltype(vec)::value>
-          <<<static_cast<unsigned>(l.grid), l.block, 0, context().stream>>>(
-              x.as<const T>(), labels.as<const int64_t>(), out[1].as<const float>(), g.as<const float>(),
-              gin[0].as<T>(), rows, cols, l.threads_per_row, smooth, hit);
+      STRATA_LAUNCH(static_cast<unsigned>(l.grid), l.block, 0, context().stream,
+                    cross_entropy_backward_kernel<T, decltype(vec)::value>)
+      (x.as<const T>(), labels.as<const int64_t>(), out[1].as<const float>(), g.as<const float>(),
+       gin[0].as<T>(), rows, cols, l.threads_per_row, smooth, hit);
     });
   });
   STRATA_CUDA_LAUNCH_CHECK();

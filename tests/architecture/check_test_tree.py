@@ -14,8 +14,9 @@ import pathlib
 import sys
 
 # suites of the whole program (reliability, multinode: two network-namespace
-# "nodes"), the suite's own machinery and data, not one source folder's
-KINDS = {"architecture", "reliability", "multinode", "fuzz", "bench", "fixtures", "support"}
+# "nodes"), the suite's own machinery and data (simt: the host SIMT emulator the
+# kernel tests run CUDA kernels on), not one source folder's
+KINDS = {"architecture", "reliability", "multinode", "fuzz", "bench", "fixtures", "support", "simt"}
 MIRRORS = {"apps": "apps"}  # tests/apps: the programs of apps/
 
 

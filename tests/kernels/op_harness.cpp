@@ -6,7 +6,9 @@
 #include <optional>
 #include <random>
 
+#include "base/error.h"
 #include "elementwise_error.h"
+#include "kernels/runtime/allocator.h"
 #include "kernels/runtime/half.h"
 #include "op_placement.h"
 
@@ -17,8 +19,31 @@ std::map<Op, CaseFn>& case_registry() {
   return r;
 }
 
-const char* backend_name(BackendKind b) { return b == BackendKind::cpu ? "cpu" : "cuda"; }
+const char* backend_name(BackendKind b) {
+  return b == BackendKind::cpu ? "cpu" : b == BackendKind::cuda ? "cuda" : "cuda-sim";
+}
 Device backend_device(BackendKind b) { return b == BackendKind::cpu ? Device::cpu : Device::cuda; }
+
+namespace {
+const Backend* g_cuda_sim = nullptr;
+
+// The emulated device's memory: one exact-size heap block per buffer (no
+// cache), so that AddressSanitizer reports a kernel reading or writing past it.
+class ExactHostMemory final : public Allocator {
+ public:
+  void* allocate(size_t bytes) override { return ::operator new(bytes == 0 ? 1 : bytes); }
+  void deallocate(void* p, size_t) override { ::operator delete(p); }
+  Device device() const override { return Device::cuda; }
+  const char* name() const override { return "cuda-sim memory"; }
+  AllocatorStats stats() const override { return {}; }
+};
+ExactHostMemory g_sim_memory;
+void sim_copy(const TensorView& src, const TensorView& dst) {
+  std::memcpy(dst.data, src.data, static_cast<size_t>(src.numel()));
+}
+}  // namespace
+
+void set_cuda_sim_backend(const Backend& table) { g_cuda_sim = &table; }
 
 Buffer::Buffer(DType dt, Shape shape) {
   size_t n = static_cast<size_t>(shape_numel(shape)) * dtype_size(dt);
@@ -202,12 +227,21 @@ OpRun run(std::optional<BackendKind> backend, Op op, const OpAttrs& a, const OpI
   OpRun r;
   for (auto& o : outs)
     r.outputs.emplace_back(reference && is_floating(o.dtype) ? DType::f64 : o.dtype, o.shape);
-  Placement place(reference ? Device::cpu : backend_device(*backend));
+  const bool sim = backend == BackendKind::cuda_sim;
+  if (sim && !g_cuda_sim) throw Error("op harness: a cuda-sim run in a binary without the emulated backend");
+  std::optional<Placement> placed;
+  if (sim)
+    placed.emplace(Device::cuda, g_sim_memory, &sim_copy);
+  else
+    placed.emplace(reference ? Device::cpu : backend_device(*backend));
+  Placement& place = *placed;
   std::vector<TensorView> iv, ov;
   for (auto& b : in.buffers) iv.push_back(place.place(b));
   for (auto& b : r.outputs) ov.push_back(place.place(b));
   if (reference)
     reference_backend().ops[static_cast<size_t>(op)].forward(a, iv.data(), ov.data());
+  else if (sim)
+    g_cuda_sim->ops[static_cast<size_t>(op)].forward(a, iv.data(), ov.data());
   else
     kernel_forward(op, a, iv.data(), ov.data());
   for (auto& b : r.outputs) place.fetch(b);
@@ -222,6 +256,8 @@ OpRun run(std::optional<BackendKind> backend, Op op, const OpAttrs& a, const OpI
   TensorView gov = place.place(go);
   if (reference)
     reference_backend().ops[static_cast<size_t>(op)].backward(a, iv.data(), ov.data(), gov, gv.data());
+  else if (sim)
+    g_cuda_sim->ops[static_cast<size_t>(op)].backward(a, iv.data(), ov.data(), gov, gv.data());
   else
     kernel_backward(op, a, iv.data(), ov.data(), gov, gv.data());
   for (auto& b : r.grad_inputs) place.fetch(b);

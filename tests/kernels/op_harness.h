@@ -13,9 +13,14 @@
 namespace strata::testing {
 
 // The backend a run checks against the reference. A cuda run places every
-// buffer (guard included) in device memory and copies it back afterwards.
-enum class BackendKind { cpu, cuda };
+// buffer (guard included) in device memory and copies it back afterwards. A
+// cuda-sim run calls the CUDA backend's launchers compiled for the host SIMT
+// emulator (tests/simt) on exact-size host copies of the buffers, whose views
+// say Device::cuda, as a cuda run's do.
+enum class BackendKind { cpu, cuda, cuda_sim };
 const char* backend_name(BackendKind b);
+// The emulated backend's op table: set by the binary that links it (tests/simt).
+void set_cuda_sim_backend(const Backend& table);
 Device backend_device(BackendKind b);
 
 // An owning host buffer with kGuardBytes of sentinel after the data. The data

@@ -48,7 +48,7 @@ std::string op_case_name(const ::testing::TestParamInfo<OpParam>& p) {
 }
 
 std::string op_param_name(const ::testing::TestParamInfo<OpParam>& p) {
-  return op_case_name(p) + "_" + backend_name(p.param.backend);
+  return identifier(op_case_name(p) + "_" + backend_name(p.param.backend));
 }
 
 double tolerance(DType dt) {
