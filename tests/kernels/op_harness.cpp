@@ -27,12 +27,18 @@ Device backend_device(BackendKind b) { return b == BackendKind::cpu ? Device::cp
 namespace {
 const Backend* g_cuda_sim = nullptr;
 
+size_t g_sim_shift = 0;
+
 // The emulated device's memory: one exact-size heap block per buffer (no
-// cache), so that AddressSanitizer reports a kernel reading or writing past it.
+// cache), so that AddressSanitizer reports a kernel reading or writing past it;
+// with a shift, each buffer starts that many bytes into its block, so that no
+// buffer is 16-byte aligned and the launchers' scalar paths run.
 class ExactHostMemory final : public Allocator {
  public:
-  void* allocate(size_t bytes) override { return ::operator new(bytes == 0 ? 1 : bytes); }
-  void deallocate(void* p, size_t) override { ::operator delete(p); }
+  void* allocate(size_t bytes) override {
+    return static_cast<char*>(::operator new(bytes + g_sim_shift + 1)) + g_sim_shift;
+  }
+  void deallocate(void* p, size_t) override { ::operator delete(static_cast<char*>(p) - g_sim_shift); }
   Device device() const override { return Device::cuda; }
   const char* name() const override { return "cuda-sim memory"; }
   AllocatorStats stats() const override { return {}; }
@@ -44,6 +50,7 @@ void sim_copy(const TensorView& src, const TensorView& dst) {
 }  // namespace
 
 void set_cuda_sim_backend(const Backend& table) { g_cuda_sim = &table; }
+void set_cuda_sim_shift(size_t bytes) { g_sim_shift = bytes; }
 
 Buffer::Buffer(DType dt, Shape shape) {
   size_t n = static_cast<size_t>(shape_numel(shape)) * dtype_size(dt);

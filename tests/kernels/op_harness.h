@@ -21,6 +21,9 @@ enum class BackendKind { cpu, cuda, cuda_sim };
 const char* backend_name(BackendKind b);
 // The emulated backend's op table: set by the binary that links it (tests/simt).
 void set_cuda_sim_backend(const Backend& table);
+// Bytes by which every later cuda-sim buffer starts past its block's start:
+// 0 (16-byte aligned) or 8 (every element type still aligned, no buffer to 16 bytes).
+void set_cuda_sim_shift(size_t bytes);
 Device backend_device(BackendKind b);
 
 // An owning host buffer with kGuardBytes of sentinel after the data. The data

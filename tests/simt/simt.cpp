@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -150,10 +151,12 @@ void record_launch(const char* kernel, const char* site) {
   std::lock_guard lock(g_log_m);
   if (!g_launched.insert(key).second) return;
   if (const char* log = std::getenv("STRATA_SIMT_LAUNCH_LOG"); log && *log) {
-    if (FILE* f = std::fopen(log, "a")) {
-      std::fprintf(f, "%s\n", key.c_str());
-      std::fclose(f);
-    }
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(log).parent_path(), ec);
+    FILE* f = std::fopen(log, "a");
+    if (!f) throw Error(std::string("simt: cannot append to the launch log ") + log);
+    std::fprintf(f, "%s\n", key.c_str());
+    std::fclose(f);
   }
 }
 
