@@ -246,12 +246,10 @@ void batch_norm_forward(const OpAttrs& a, const TensorView* in, TensorView* out)
     }
     if (g.numel() == 0) return;
     Pool2x2 q(a, in[0].shape);
-    if (q.pool)
-      STRATA_LAUNCH(blocks_for(out[0].numel()), kThreads, 0, stream, normalize_pool_kernel<T>)
-      (g, q, x, mean, invstd, gamma, beta, a.relu, out[0].as<T>(), out[3].as<int32_t>());
-    else
-      STRATA_LAUNCH(blocks_for(g.numel()), kThreads, 0, stream, normalize_kernel<T>)
-      (g, x, mean, invstd, gamma, beta, a.relu, out[0].as<T>());
+    if (q.pool) STRATA_LAUNCH(blocks_for(out[0].numel()), kThreads, 0, stream, normalize_pool_kernel<T>)
+    (g, q, x, mean, invstd, gamma, beta, a.relu, out[0].as<T>(), out[3].as<int32_t>());
+    else STRATA_LAUNCH(blocks_for(g.numel()), kThreads, 0, stream, normalize_kernel<T>)(
+        g, x, mean, invstd, gamma, beta, a.relu, out[0].as<T>());
     STRATA_CUDA_LAUNCH_CHECK();
   });
 }
