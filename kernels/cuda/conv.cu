@@ -9,25 +9,24 @@
 // exact to FP32 rounding) within a fixed workspace cap: conv_algo_pick.h, which
 // says why a choice that every process makes alike matters (a resumed run must
 // compute the bits the run it resumes did). Workspaces come from cuda::Scratch on the context stream. cuDNN
-// writes y, dx and dw (beta = 0: no zero-fill needed); the bias is added by one
-// elementwise pass over y (read + write y once more) and its gradient is a
-// deterministic per-channel sum of dy (channel_reduce.cuh, dy read once).
+// writes y, dx and dw (beta = 0: no zero-fill needed); the bias and its gradient
+// are conv_bias.cu's kernels (an elementwise pass over y; a deterministic
+// per-channel sum of dy), which the host SIMT emulator also runs.
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "kernels/backends.h"
-#include "kernels/cuda/channel_reduce.cuh"
+#include "kernels/cuda/context.h"
 #include "kernels/cuda/conv_algo_cache.h"
 #include "kernels/cuda/conv_algo_pick.h"
+#include "kernels/cuda/conv_bias.h"
 #include "kernels/cuda/cudnn_desc.h"
 #include "kernels/cuda/half_io.cuh"
-#include "kernels/cuda/kernel_macros.cuh"
 
 namespace strata::cuda {
 namespace {
 
-constexpr int kThreads = 256;
 // Algorithms wanting more workspace are not used. A constant, not a share of the
 // memory free at the time, so that every process picks alike (conv_algo_pick.h).
 constexpr size_t kMaxWorkspace = size_t(1) << 30;
@@ -37,26 +36,6 @@ ConvAlgoCache& algo_cache() {
   static ConvAlgoCache cache;
   return cache;
 }
-
-// ---------------------------------------------------------------- kernels
-
-template <typename T>
-__global__ void bias_add_kernel(int64_t n, int64_t O, int64_t S, AnyFloat b, T* y) {
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    y[i] = from_float<T>(to_float(y[i]) + b.load(channel_of(i, O, S)));
-}
-
-template <typename T>
-struct SumDy {
-  const T* dy;
-  __device__ void operator()(int64_t i, int64_t, float (&acc)[1]) const { acc[0] += to_float(dy[i]); }
-};
-
-struct StoreSum {
-  AnyFloat out;
-  __device__ void operator()(int64_t c, const float (&s)[1]) const { out.store(c, s[0]); }
-};
 
 // ---------------------------------------------------------------- problem and algorithm search
 
@@ -162,11 +141,6 @@ void with_context(const char* pass, const Geometry& g, Fn&& fn) {
   }
 }
 
-unsigned blocks_for(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(std::min<int64_t>(b, 65536 * 32));
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------- launchers
@@ -176,8 +150,8 @@ void conv2d_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
   if (out[0].numel() == 0) return;
   with_context("forward", g, [&] {
     Call call;
-    AnyFloat bias = any_float(in[2].data, in[2].dtype, kOp, "bias");
-    if (g.c == 0) {  // a sum over no input channel: y is the bias alone
+    any_float(in[2].data, in[2].dtype, kOp, "bias");  // a bad dtype is refused before cuDNN runs
+    if (g.c == 0) {                                   // a sum over no input channel: y is the bias alone
       STRATA_CUDA_CHECK(cudaMemsetAsync(out[0].data, 0, out[0].bytes(), call.ctx.stream));
     } else {
       Problem p(g);
@@ -197,12 +171,7 @@ void conv2d_forward(const OpAttrs& a, const TensorView* in, TensorView* out) {
                                                  static_cast<cudnnConvolutionFwdAlgo_t>(algo.algo), ws.data(),
                                                  ws.bytes(), &zero, p.y.get(), out[0].data));
     }
-    dispatch_float(g.dtype, kOp, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      STRATA_LAUNCH(blocks_for(out[0].numel()), kThreads, 0, call.ctx.stream, bias_add_kernel<T>)
-      (out[0].numel(), g.o, g.ho * g.wo, bias, out[0].as<T>());
-      STRATA_CUDA_LAUNCH_CHECK();
-    });
+    conv_bias::add(in[2], out[0]);
   });
 }
 
@@ -252,12 +221,7 @@ void conv2d_backward(const OpAttrs& a, const TensorView* in, const TensorView*, 
             gin[1].data));
       }
     }
-    if (!gin[2].defined()) return;
-    AnyFloat db = any_float(gin[2].data, gin[2].dtype, kOp, "grad of bias");
-    dispatch_float(g.dtype, kOp, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      channel_reduce<1>(g.n, g.o, g.ho * g.wo, SumDy<T>{gout.as<const T>()}, StoreSum{db});
-    });
+    if (gin[2].defined()) conv_bias::grad(gout, gin[2]);
   });
 }
 

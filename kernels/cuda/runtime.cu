@@ -1,5 +1,6 @@
-// Device queries and the GELU smoke kernel: one thread per element, the same
-// math::gelu the CPU kernels call (scalar math written once).
+// Device queries, device choice, the host-sync counter and the TF32 switch of
+// runtime.h. The GELU smoke kernel is in gelu_smoke.cu, which the host SIMT
+// emulator builds (this file it does not).
 #include <cuda_runtime.h>
 
 #include <atomic>
@@ -7,20 +8,13 @@
 
 #include "base/error.h"
 #include "kernels/cuda/context.h"
-#include "kernels/cuda/kernel_macros.cuh"
 #include "kernels/cuda/runtime.h"
-#include "kernels/scalar_math.h"
 
 namespace strata::cuda {
 namespace {
 
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw Error(std::string("CUDA ") + what + ": " + cudaGetErrorString(e));
-}
-
-__global__ void gelu_kernel(const float* x, float* y, int64_t n) {
-  int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = math::gelu(x[i]);
 }
 
 }  // namespace
@@ -65,21 +59,6 @@ void note_host_sync() { g_host_syncs.fetch_add(1, std::memory_order_relaxed); }
 
 void set_allow_tf32(bool allow) {
   if (device_status().device_count > 0) context().allow_tf32 = allow;
-}
-
-void gelu_forward_host(const float* x, float* y, int64_t n) {
-  float *dx = nullptr, *dy = nullptr;
-  size_t bytes = static_cast<size_t>(n) * sizeof(float);
-  check(cudaMalloc(&dx, bytes), "cudaMalloc");
-  check(cudaMalloc(&dy, bytes), "cudaMalloc");
-  check(cudaMemcpy(dx, x, bytes, cudaMemcpyHostToDevice), "cudaMemcpy H2D");
-  int threads = 256;
-  int blocks = static_cast<int>((n + threads - 1) / threads);
-  STRATA_LAUNCH(blocks, threads, 0, 0, gelu_kernel)(dx, dy, n);
-  check(cudaGetLastError(), "gelu kernel launch");
-  check(cudaMemcpy(y, dy, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
-  cudaFree(dx);
-  cudaFree(dy);
 }
 
 }  // namespace strata::cuda
