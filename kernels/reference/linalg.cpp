@@ -22,6 +22,13 @@ MatmulGeom geom(const TensorView& a, const TensorView& b) {
   return g;
 }
 
+// The rows of x [..., K]: the product of its leading dimensions (K may be 0).
+int64_t leading_rows(const TensorView& x) {
+  int64_t rows = 1;
+  for (int64_t d = 0; d + 1 < x.dim(); ++d) rows *= x.size(d);
+  return rows;
+}
+
 }  // namespace
 
 void matmul_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
@@ -61,7 +68,7 @@ void matmul_backward(const OpAttrs&, const TensorView* in, const TensorView*, co
 }
 
 void linear_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
-  int64_t k = in[0].size(-1), n = in[1].size(0), rows = in[0].numel() / k;
+  int64_t k = in[0].size(-1), n = in[1].size(0), rows = leading_rows(in[0]);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < n; ++j) {
       double s = D(in[2])[j];
@@ -72,7 +79,7 @@ void linear_forward(const OpAttrs&, const TensorView* in, TensorView* out) {
 
 void linear_backward(const OpAttrs&, const TensorView* in, const TensorView*, const TensorView& gout,
                      TensorView* gin) {
-  int64_t k = in[0].size(-1), n = in[1].size(0), rows = in[0].numel() / k;
+  int64_t k = in[0].size(-1), n = in[1].size(0), rows = leading_rows(in[0]);
   for (int i = 0; i < 3; ++i)
     if (gin[i].defined())
       for (int64_t e = 0; e < gin[i].numel(); ++e) D(gin[i])[e] = 0;

@@ -25,6 +25,8 @@ STRATA_OP_CASES(linear) {
       {"1d-x", {{{6}}, {{3, 6}}, {{3}}}, {}},
       {"batched", {{{2, 3, 7}}, {{4, 7}}, {{4}}}, {}},
       {"large", {{{64, 256}}, {{96, 256}}, {{96}}}, {}},
+      // K = 0: y is the bias alone (on CUDA no GEMM runs: the epilogue kernels scale and add)
+      {"k0", {{{3, 0}}, {{5, 0}}, {{5}}}, {}},
   };
 }
 

@@ -11,9 +11,17 @@ std::vector<OpCase> reduce_cases() {
     return a;
   };
   return {
-      {"all", {{{4, 5, 6}}}, attrs({}, false)},        {"last", {{{4, 5, 6}}}, attrs({-1}, false)},
-      {"first-keep", {{{4, 5, 6}}}, attrs({0}, true)}, {"middle", {{{4, 5, 6}}}, attrs({1}, false)},
-      {"two", {{{4, 5, 6}}}, attrs({0, 2}, true)},     {"rows-large", {{{300, 1000}}}, attrs({1}, false)},
+      {"all", {{{4, 5, 6}}}, attrs({}, false)},
+      {"last", {{{4, 5, 6}}}, attrs({-1}, false)},
+      {"first-keep", {{{4, 5, 6}}}, attrs({0}, true)},
+      {"middle", {{{4, 5, 6}}}, attrs({1}, false)},
+      {"two", {{{4, 5, 6}}}, attrs({0, 2}, true)},
+      {"rows-large", {{{300, 1000}}}, attrs({1}, false)},
+      // few outputs over many elements: the CUDA launcher splits each reduction
+      // (rows: 2 segments of 4500; columns: 3 splits of 33 or 34) and sums the
+      // partials in a second kernel
+      {"rows-split", {{{2, 9000}}}, attrs({1}, false)},
+      {"columns-split", {{{100, 3}}}, attrs({0}, false)},
   };
 }
 
