@@ -85,7 +85,7 @@ KernelLaunch<F> make_launch(const char* name, const char* site, G grid, B block,
   using simt_shared_t_##name = type __VA_ARGS__;                                          \
   static const char simt_shared_key_##name = 0;                                           \
   simt_shared_t_##name& name = *static_cast<simt_shared_t_##name*>(::simt::shared_memory( \
-      &simt_shared_key_##name, sizeof(simt_shared_t_##name), alignof(simt_shared_t_##name), #name))
+      &simt_shared_key_##name, sizeof(simt_shared_t_##name), alignof(simt_shared_t_##name)))
 #define STRATA_DYNAMIC_SHARED(type, name, align) \
   type* name = static_cast<type*>(::simt::dynamic_shared_memory(align))
 #define STRATA_VECTOR_ACCESS(p, bytes, what) \
@@ -109,7 +109,7 @@ T shuffle(unsigned mask, T v, int width, std::source_location w,
   T all[32];
   warp_exchange(mask, &v, sizeof(T), all, w);
   unsigned from = src(lane_id(), width, arg);
-  if (!(mask >> from & 1u))
+  if (from >= 32 || !(mask >> from & 1u))
     fail("shuffle reads lane " + std::to_string(from) + ", which is outside the mask", w);
   return all[from];
 }

@@ -160,6 +160,12 @@ void record_launch(const char* kernel, const char* site) {
   }
 }
 
+std::string hex(unsigned v) {
+  char b[16];
+  std::snprintf(b, sizeof b, "0x%08x", v);
+  return b;
+}
+
 void thread_returned(Launch& L, std::source_location where) {
   std::unique_lock lock(L.m);
   check_live(L);
@@ -172,22 +178,10 @@ void thread_returned(Launch& L, std::source_location where) {
                 where);
   Warp& w = *L.warps[t_ctx.linear / 32];
   if (w.arrived > 0 && (w.mask >> (t_ctx.linear % 32) & 1u))
-    fail_locked(
-        L,
-        "returned while its warp waits for it at the warp operation at " + where_text(w.site) + " (mask 0x" +
-            [&] {
-              char b[16];
-              std::snprintf(b, sizeof b, "%08x", w.mask);
-              return std::string(b);
-            }() +
-            ")",
-        where);
-}
-
-std::string hex(unsigned v) {
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%08x", v);
-  return b;
+    fail_locked(L,
+                "returned while its warp waits for it at the warp operation at " + where_text(w.site) +
+                    " (mask " + hex(w.mask) + ")",
+                where);
 }
 
 }  // namespace
@@ -311,7 +305,7 @@ void syncwarp(unsigned mask, std::source_location where) {
   warp_exchange(mask, &none, 1, all, where);
 }
 
-void* shared_memory(const void* key, size_t bytes, size_t align, const char*) {
+void* shared_memory(const void* key, size_t bytes, size_t align) {
   Launch& L = current();
   std::lock_guard lock(L.m);
   auto it = L.shared.find(key);
@@ -333,11 +327,6 @@ void check_vector_access(const void* p, size_t bytes, const char* what, std::sou
   fail(std::string(what) + " of " + std::to_string(bytes) + " bytes at " + addr + ", which is not " +
            std::to_string(bytes) + "-byte aligned",
        where);
-}
-
-std::vector<std::string> launched_kernels() {
-  std::lock_guard lock(g_log_m);
-  return {g_launched.begin(), g_launched.end()};
 }
 
 namespace {

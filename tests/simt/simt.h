@@ -29,7 +29,6 @@
 #include <source_location>
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 namespace simt {
 
@@ -58,16 +57,11 @@ void warp_exchange(unsigned mask, const void* value, size_t bytes, void* all, st
 [[noreturn]] void fail(const std::string& what, std::source_location where);
 
 // The block's instance of one static shared array (key: the declaration).
-void* shared_memory(const void* key, size_t bytes, size_t align, const char* name);
+void* shared_memory(const void* key, size_t bytes, size_t align);
 // The block's dynamic shared memory (the launch's size), aligned to `align`.
 void* dynamic_shared_memory(size_t align);
 
 // A vector access of `bytes` at p: fails unless p is `bytes`-aligned.
 void check_vector_access(const void* p, size_t bytes, const char* what, std::source_location where);
-
-// Every "site-file:kernel" launched so far in this process (kernel without its
-// template arguments). With STRATA_SIMT_LAUNCH_LOG set, each new one is also
-// appended to that file, for the coverage test.
-std::vector<std::string> launched_kernels();
 
 }  // namespace simt

@@ -1,12 +1,9 @@
 // The CUDA context as the emulated backend sees it (kernels/cuda/context.h):
 // one context on the host, an H200's shape (132 SMs, compute capability 9.0) so
 // that launchers size their grids as they would there, no stream (launches run
-// synchronously), and Scratch as an exact-size heap block filled with 0xFF, so
-// that AddressSanitizer sees a kernel that overruns its temporaries and a kernel
-// that reads them before writing sees NaN.
-#include <cstdlib>
-#include <cstring>
-#include <new>
+// synchronously), and Scratch from the emulated cudaMalloc, so that
+// AddressSanitizer sees a kernel that overruns its temporaries and a kernel that
+// reads them before writing sees NaN.
 #include <string>
 
 #include "base/error.h"
@@ -42,10 +39,8 @@ cudnnHandle_t Context::cudnn() {
   throw Error("cuda-sim: cuDNN is not emulated (its calls go to the reference)");
 }
 
-Scratch::Scratch(size_t bytes) : bytes_(bytes) {
-  ptr_ = ::operator new(bytes == 0 ? 1 : bytes, std::align_val_t(256));
-  std::memset(ptr_, 0xFF, bytes == 0 ? 1 : bytes);
-}
-Scratch::~Scratch() { ::operator delete(ptr_, std::align_val_t(256)); }
+// the emulated cudaMalloc (sim_runtime.cpp): an exact, 0xFF-filled heap block
+Scratch::Scratch(size_t bytes) : bytes_(bytes) { STRATA_CUDA_CHECK(cudaMalloc(&ptr_, bytes)); }
+Scratch::~Scratch() { cudaFree(ptr_); }
 
 }  // namespace strata::cuda
