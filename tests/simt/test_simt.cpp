@@ -32,8 +32,8 @@ __global__ void atomics_kernel(int* count, unsigned long long* most) {
   atomicAdd(count, 1);
   const unsigned linear = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
   const unsigned long long mine = blockIdx.x * 1000ull + linear;
-  unsigned long long seen = *most;
-  while (seen < mine) {  // a CAS loop, as kernels write atomicMax for types CUDA lacks it for
+  unsigned long long seen = 0;  // a guess: each failed CAS returns the value it found
+  while (seen < mine) {         // a CAS loop, as kernels write atomicMax for types CUDA lacks it for
     const unsigned long long was = atomicCAS(most, seen, mine);
     if (was == seen) break;
     seen = was;
