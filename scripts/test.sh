@@ -2,7 +2,7 @@
 # The README's test command: installs what is missing, builds, runs the whole
 # suite through CTest (unit, integration, mpi; gpu tests say SKIPPED without a
 # device), then the unit and integration tests again under AddressSanitizer + UBSan and the
-# loader's, cache's and communicator's tests (label tsan) under ThreadSanitizer,
+# loader's, cache's and communicator's tests and the emulated CUDA kernels' shared-memory cases (label tsan) under ThreadSanitizer,
 # then (with nvcc) rehearses the GPU machine's check (scripts/gpu-rehearse.sh:
 # the archive, the size a device call carries, the one command run here under
 # the device's rules), then the embedding example against the installed package. Exits non-zero on any failure.
@@ -76,7 +76,7 @@ if [ "${STRATA_TEST_SKIP_SANITIZE:-0}" != 1 ]; then
     --output-junit "$PWD/build-sanitize/junit.xml"
   JUNIT+=("$PWD/build-sanitize/junit.xml")
 
-  stage "the loader's, cache's and communicator's tests under ThreadSanitizer (build-tsan/)"
+  stage "the loader's, cache's and communicator's tests and the emulated kernels' races under ThreadSanitizer (build-tsan/)"
   cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_CUDA=OFF -DSTRATA_SANITIZE=thread >/dev/null
   mapfile -t TSAN_TARGETS < <(scripts/test-targets.sh build-tsan tsan)
   cmake --build build-tsan -j "$JOBS" --target "${TSAN_TARGETS[@]}" strata-proxy
