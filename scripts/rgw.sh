@@ -87,6 +87,9 @@ rgw thread pool size = 64
 # Virtual-host addressing: a Host of BUCKET.${RGW_DNS_NAME}[:port] names the
 # bucket (curl resolves *.localhost to loopback); other hosts stay path style.
 rgw dns name = ${RGW_DNS_NAME}
+# S3 and RGW refuse multipart parts under 5 MiB (but the last); the tests send
+# many-part uploads of 64 KiB parts so that a RAM-backed store holds them.
+rgw multipart min part size = 65536
 debug rgw = ${RGW_DEBUG}
 CONF
 }

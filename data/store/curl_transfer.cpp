@@ -33,6 +33,7 @@ struct Transfer {
   HttpResponse resp;
   FILE* out_file = nullptr;
   FILE* in_file = nullptr;
+  int64_t in_left = 0;  // bytes of in_file still to send
   size_t in_offset = 0;
   int64_t received = 0;
   int write_errno = 0;  // pwrite into req->body_fd failed
@@ -83,7 +84,12 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
 
 size_t on_read(char* buf, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
-  if (t->in_file) return std::fread(buf, 1, size * n, t->in_file);
+  if (t->in_file) {
+    const size_t want = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(size * n), t->in_left));
+    const size_t got = std::fread(buf, 1, want, t->in_file);
+    t->in_left -= static_cast<int64_t>(got);
+    return got;
+  }
   const auto& src = *t->req->upload_bytes;
   const size_t len = std::min(size * n, src.size() - t->in_offset);
   std::copy_n(src.data() + t->in_offset, len, buf);
@@ -173,7 +179,14 @@ HttpResponse perform_with_retry(const HttpRequest& req, const RetryPolicy& polic
       in.reset(std::fopen(req.upload_file->c_str(), "rb"));
       if (!in) throw IoError(what + ": cannot open " + req.upload_file->string());
       t.in_file = in.get();
-      upload_size = static_cast<int64_t>(std::filesystem::file_size(*req.upload_file));
+      const auto file_size = static_cast<int64_t>(std::filesystem::file_size(*req.upload_file));
+      upload_size = req.upload_length >= 0 ? req.upload_length : file_size - req.upload_offset;
+      if (req.upload_offset < 0 || upload_size < 0 || req.upload_offset + upload_size > file_size ||
+          fseeko(in.get(), req.upload_offset, SEEK_SET) != 0)
+        throw IoError(what + ": bytes " + std::to_string(req.upload_offset) + "+" +
+                      std::to_string(upload_size) + " are not in " + req.upload_file->string() + " (" +
+                      std::to_string(file_size) + " bytes)");
+      t.in_left = upload_size;
     } else if (req.upload_bytes) {
       upload_size = static_cast<int64_t>(req.upload_bytes->size());
     }

@@ -14,7 +14,7 @@
 namespace strata::data {
 
 struct HttpRequest {
-  std::string method = "GET";                          // GET, HEAD, PUT or POST
+  std::string method = "GET";                          // GET, HEAD, PUT, POST or DELETE
   std::string url;                                     // already percent-encoded
   std::vector<std::string> headers;                    // "Name: value"
   std::string range;                                   // "first-last" for a Range GET, else empty
@@ -22,7 +22,9 @@ struct HttpRequest {
   std::string userpwd;                                 // "access:secret" for SigV4
   std::string ca_bundle;                               // PEM CAs for https (CURLOPT_CAINFO); "" = system
   const std::vector<uint8_t>* upload_bytes = nullptr;  // PUT or POST body from memory
-  const std::filesystem::path* upload_file = nullptr;  // or from a file
+  const std::filesystem::path* upload_file = nullptr;  // or from a file: bytes [upload_offset,
+  int64_t upload_offset = 0;                           //   upload_offset + upload_length)
+  int64_t upload_length = -1;                          //   (-1: to the end)
   std::vector<uint8_t>* body = nullptr;                // 2xx body into memory
   const std::filesystem::path* body_file = nullptr;    // or into a file (truncated per attempt)
   int body_fd = -1;                                    // or into an open file at body_offset

@@ -3,9 +3,11 @@
 // come from SourceOptions or, where unset, the AWS configuration chain
 // (data/store/s3_options.h).
 #pragma once
+#include <mutex>
 #include <string>
 
 #include "data/store/s3_endpoint.h"
+#include "data/store/s3_multipart.h"
 #include "data/store/s3_options.h"
 #include "data/store/source.h"
 
@@ -26,6 +28,14 @@ class S3Source final : public Source {
   void put_file(const std::string& key, const std::filesystem::path& src) override;
   std::vector<ObjectInfo> list(const std::string& prefix) override;
 
+  // Multipart uploads under `prefix` (relative to this source's) that were
+  // started and never completed or aborted, e.g. by a process that was killed.
+  std::vector<OpenUpload> open_uploads(const std::string& prefix = "");
+  // Aborts one of those: S3 drops its parts.
+  void abort_upload(const OpenUpload& upload);
+  // What the last put_file sent (parts 1 for a single PUT).
+  UploadReport last_upload() const;
+
   // ListObjectsV2 page size (max-keys), 1..1000; small values exercise paging.
   void set_list_page_size(int n) { page_size_ = n; }
   const SourceOptions& options() const { return opt_; }
@@ -34,6 +44,7 @@ class S3Source final : public Source {
 
  private:
   std::string object_url(const std::string& full_key) const;
+  MultipartTarget multipart_target(const std::string& full_key) const;
   [[noreturn]] void fail(const std::string& op, const std::string& full_key, const HttpResponse& r) const;
 
   std::string prefix_;  // "" or ending in '/'; declared first: bucket_'s initialiser fills it
@@ -41,6 +52,8 @@ class S3Source final : public Source {
   SourceOptions opt_;
   S3Endpoint endpoint_;
   int page_size_ = 1000;
+  mutable std::mutex upload_mu_;
+  UploadReport last_upload_;
 };
 
 // Creates a bucket ("s3://name", "s3://name/anything" or "name"). Idempotent:

@@ -67,6 +67,11 @@ struct SourceOptions {
   std::shared_ptr<CredentialProvider> credentials;
   RetryPolicy retry;
   PartedTransfer parts;
+  // How s3:// uploads a file (put_file): a file larger than part_bytes goes up
+  // as a multipart upload of part_bytes parts, `connections` at a time
+  // (data/store/s3_multipart.h). The defaults are measured: docs/object-store.md,
+  // "Uploads".
+  PartedTransfer upload{8, int64_t{16} << 20};
 };
 
 class Source {
