@@ -50,8 +50,8 @@ key); strata-train then needs the same key (docs/data-format.md).)";
 
 // Every option of every subcommand, filled by CLI11.
 struct PackArgs {
-  std::string out, shard_size, prefix = "shard", endpoint, region, key_file;
-  int deflate = 0;
+  std::string out, shard_size, prefix = "shard", endpoint, region, key_file, part_size = "16MiB";
+  int deflate = 0, parallel_shards = 4, upload_connections = 8;
   bool quiet = false;
   std::string images, labels, root, input, tokens_dtype;
   int64_t sample_bytes = 0, seq_len = 0, vocab_size = 0;
@@ -89,6 +89,20 @@ int main(int argc, char** argv) {
          "Encrypt every shard (AES-256-GCM) with the key in FILE: 32 raw bytes or 64 hex digits "
          "(default: the file STRATA_DATA_KEY_FILE names, else STRATA_DATA_KEY; neither: no encryption)")
       ->option_text("FILE");
+  app.add_option("--parallel-shards", a.parallel_shards,
+                 "Shards uploading at a time while the next ones are packed")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  app.add_option(
+         "--part-size", a.part_size,
+         "s3://: a shard larger than SIZE goes up as a multipart upload of SIZE parts (S3 allows 5MiB "
+         "to 5GiB; grown when a shard needs more than 10,000 parts)")
+      ->option_text("SIZE")
+      ->capture_default_str();
+  app.add_option("--upload-connections", a.upload_connections,
+                 "s3://: parts of one shard uploading at a time")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   app.add_flag("--quiet", a.quiet, "No progress lines");
 
   CLI::App* idx = app.add_subcommand("idx", "IDX images and labels (Fashion-MNIST, MNIST)");
@@ -139,6 +153,9 @@ int main(int argc, char** argv) {
     p.prefix = a.prefix;
     p.source.endpoint = a.endpoint;
     p.source.region = a.region;
+    p.source.upload.part_bytes = parse_size(a.part_size);
+    p.source.upload.connections = a.upload_connections;
+    p.parallel_shards = a.parallel_shards;
     p.key = resolve_data_key(a.key_file, "--encrypt-key-file");
     if (p.key && p.log)
       p.log("encrypting every shard with key id " + p.key->id() + " from " + p.key->origin());

@@ -7,8 +7,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <chrono>
 #include <cstdio>
+#include <deque>
 #include <fstream>
+#include <future>
 
 #include "base/error.h"
 #include "data/format/idx.h"
@@ -46,12 +49,37 @@ struct DatasetPacker::Impl {
   std::unique_ptr<ShardWriter> writer;
   fs::path writer_path;
   Manifest manifest;
+  // Sealed shards being uploaded, oldest first, with their log lines.
+  std::deque<std::pair<std::future<void>, std::string>> uploads;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  int64_t bytes_stored = 0;
+
+  // Waits for the oldest upload; its error (if any) propagates.
+  void collect_one() {
+    auto [done, line] = std::move(uploads.front());
+    uploads.pop_front();
+    done.get();
+    if (opt.log) opt.log(line);
+  }
+  // Waits for every upload; the first error propagates after all have ended.
+  void collect_all() {
+    std::exception_ptr first;
+    while (!uploads.empty()) try {
+        collect_one();
+      } catch (...) {
+        if (!first) first = std::current_exception();
+      }
+    if (first) std::rethrow_exception(first);
+  }
 };
 
 DatasetPacker::DatasetPacker(std::vector<FieldSpec> schema, PackOptions options)
     : impl_(std::make_unique<Impl>()) {
   auto& m = *impl_;
   if (options.shard_bytes <= 0) throw ConfigError("shard size must be positive");
+  if (options.parallel_shards < 1)
+    throw ConfigError("shards uploading at a time must be >= 1, got " +
+                      std::to_string(options.parallel_shards));
   if (options.prefix.empty() || options.prefix.find('/') == 0)
     throw ConfigError("shard prefix must be a non-empty relative name, got '" + options.prefix + "'");
   m.schema = std::move(schema);
@@ -68,6 +96,7 @@ DatasetPacker::DatasetPacker(std::vector<FieldSpec> schema, PackOptions options)
 
 DatasetPacker::~DatasetPacker() {
   std::error_code ec;
+  for (auto& u : impl_->uploads) u.first.wait();  // their files are in tmp_dir
   impl_->writer.reset();
   fs::remove_all(impl_->tmp_dir, ec);
 }
@@ -102,17 +131,20 @@ void DatasetPacker::seal() {
     info.checksum = e.checksum;
     info.plain_bytes = e.plain_bytes;
     info.plain_checksum = e.plain_checksum;
-    m.out->put_file(info.name, m.writer_path);
-    fs::remove(m.writer_path);
   } else {
     info.bytes = static_cast<int64_t>(fs::file_size(m.writer_path));
     info.checksum = checksum_file(m.writer_path.string());
-    m.out->put_file(info.name, m.writer_path);
-    fs::remove(m.writer_path);
   }
-  if (m.opt.log)
-    m.opt.log("wrote " + info.name + ": " + std::to_string(info.samples) + " samples, " +
-              std::to_string(info.bytes) + " bytes");
+  while (static_cast<int>(m.uploads.size()) >= m.opt.parallel_shards) m.collect_one();
+  Source* out = m.out.get();
+  m.uploads.emplace_back(std::async(std::launch::async,
+                                    [out, key = info.name, path = m.writer_path] {
+                                      out->put_file(key, path);
+                                      fs::remove(path);
+                                    }),
+                         "wrote " + info.name + ": " + std::to_string(info.samples) + " samples, " +
+                             std::to_string(info.bytes) + " bytes");
+  m.bytes_stored += info.bytes;
 }
 
 int64_t DatasetPacker::shards_sealed() const {
@@ -123,11 +155,19 @@ int64_t DatasetPacker::shards_sealed() const {
 Manifest DatasetPacker::finish(std::vector<std::string> class_names, int64_t vocab_size) {
   auto& m = *impl_;
   seal();
+  m.collect_all();  // manifest.json names only shards that are stored
   m.manifest.class_names = std::move(class_names);
   m.manifest.vocab_size = vocab_size;
   if (m.opt.key) seal_manifest(m.manifest, *m.opt.key);
   const std::string text = m.manifest.to_json();
   m.out->put("manifest.json", std::vector<uint8_t>(text.begin(), text.end()));
+  if (m.opt.log) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - m.started).count();
+    char rate[96];
+    std::snprintf(rate, sizeof rate, "%.1f MB of shards in %.1f s (%.1f MB/s, packing and storing)",
+                  m.bytes_stored / 1e6, s, s > 0 ? m.bytes_stored / 1e6 / s : 0.0);
+    m.opt.log(rate);
+  }
   if (m.opt.log)
     m.opt.log("wrote manifest.json: " + std::to_string(m.manifest.shards.size()) + " shards, " +
               std::to_string(m.manifest.total_samples()) + " samples, to " + m.out->url() +

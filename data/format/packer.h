@@ -1,7 +1,10 @@
 // Packing samples into HDF5 shards plus manifest.json (the logic behind
 // strata-pack). Shards are written to a local temporary directory, each one
-// uploaded to the output URL as soon as it is sealed, and manifest.json is
-// uploaded last: a dataset whose packing died half way has no manifest.
+// uploaded to the output URL as soon as it is sealed, in the background while
+// the next ones are packed (PackOptions::parallel_shards at a time, each in
+// parallel parts when larger than source.upload.part_bytes), and manifest.json
+// is uploaded last, once every shard is stored: a dataset whose packing died
+// half way has no manifest.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -31,6 +34,9 @@ struct PackOptions {
   int deflate_level = 0;             // 0 = uncompressed contiguous datasets
   std::string prefix = "shard";      // shard names: <prefix>-00000.h5, ...
   SourceOptions source;
+  // Shards uploading at a time; packing waits for the oldest when that many are
+  // in flight. Each shard holds its local temporary file until it is stored.
+  int parallel_shards = 4;
   // Set: every shard is stored encrypted with this key (AES-256-GCM,
   // data/format/shard_crypt.h) and the manifest says so and is sealed with it.
   std::shared_ptr<const DataKey> key;
