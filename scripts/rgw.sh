@@ -14,7 +14,9 @@
 # RGW_BUCKETS ("a b": buckets to create), S3_ACCESS_KEY / S3_SECRET_KEY (fixed
 # test keys), MEMSTORE_BYTES (OSD capacity, in RAM), RGW_DEBUG (20 logs SigV4
 # canonical requests to $CEPH_DIR/log/client.rgw.a.log), RGW_DNS_NAME
-# (localhost: the domain of virtual-host addressing, http://BUCKET.localhost:PORT).
+# (localhost: the domain of virtual-host addressing, http://BUCKET.localhost:PORT),
+# RGW_EXTRA_CONF (lines added to the gateway's section, e.g. a benchmark's
+# garbage-collection pace).
 # Data lives in the OSD's RAM: every "up" starts empty.
 set -euo pipefail
 
@@ -90,6 +92,7 @@ rgw dns name = ${RGW_DNS_NAME}
 # S3 and RGW refuse multipart parts under 5 MiB (but the last); the tests send
 # many-part uploads of 64 KiB parts so that a RAM-backed store holds them.
 rgw multipart min part size = 65536
+${RGW_EXTRA_CONF:-}
 debug rgw = ${RGW_DEBUG}
 CONF
 }

@@ -102,6 +102,15 @@ void FileSource::put_file(const std::string& key, const fs::path& src) {
   stats_.bytes += static_cast<int64_t>(copied);
 }
 
+void FileSource::remove(const std::vector<std::string>& keys) {
+  for (const std::string& key : keys) {
+    ++stats_.requests;
+    std::error_code ec;
+    fs::remove(path_of(key), ec);
+    if (ec) throw IoError("cannot delete " + path_of(key).string() + ": " + ec.message());
+  }
+}
+
 std::vector<ObjectInfo> FileSource::list(const std::string& prefix) {
   ++stats_.requests;
   std::vector<ObjectInfo> out;

@@ -19,6 +19,7 @@ class FileSource final : public Source {
   void put(const std::string& key, const std::vector<uint8_t>& bytes) override;
   void put_file(const std::string& key, const std::filesystem::path& src) override;
   std::vector<ObjectInfo> list(const std::string& prefix) override;
+  void remove(const std::vector<std::string>& keys) override;
 
   const std::filesystem::path& root() const { return root_; }
 

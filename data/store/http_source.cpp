@@ -85,6 +85,10 @@ void HttpSource::put(const std::string& key, const std::vector<uint8_t>&) {
 
 void HttpSource::put_file(const std::string& key, const std::filesystem::path&) { put(key, {}); }
 
+void HttpSource::remove(const std::vector<std::string>& keys) {
+  if (!keys.empty()) put(keys.front(), {});
+}
+
 std::vector<ObjectInfo> HttpSource::list(const std::string& prefix) {
   throw ConfigError("cannot list '" + prefix + "' under " + base_ +
                     ": http(s) sources have no listing (read manifest.json for the shard names)");

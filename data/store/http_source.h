@@ -16,6 +16,7 @@ class HttpSource final : public Source {
   void put(const std::string& key, const std::vector<uint8_t>& bytes) override;
   void put_file(const std::string& key, const std::filesystem::path& src) override;
   std::vector<ObjectInfo> list(const std::string& prefix) override;
+  void remove(const std::vector<std::string>& keys) override;
 
  private:
   std::string object_url(const std::string& key) const;

@@ -43,6 +43,17 @@ std::string sha256_hex(const std::string& text) {
   return digest_hex([&](EVP_MD_CTX* c) { EVP_DigestUpdate(c, text.data(), text.size()); }, "a buffer");
 }
 
+std::string md5_base64(const std::vector<uint8_t>& bytes) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned len = 0;
+  if (EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_md5(), nullptr) != 1)
+    throw IoError("MD5 of a request body failed");
+  std::string out(4 * ((len + 2) / 3) + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), md, static_cast<int>(len));
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
 std::string sha256_hex_of_file(const std::filesystem::path& file, int64_t offset, int64_t length) {
   const std::string what =
       file.string() +

@@ -261,6 +261,38 @@ std::vector<ObjectInfo> S3Source::list(const std::string& prefix) {
   return out;
 }
 
+void S3Source::remove(const std::vector<std::string>& keys) {
+  constexpr size_t kBatch = 1000;  // DeleteObjects' limit
+  for (size_t b = 0; b < keys.size(); b += kBatch) {
+    std::string xml = "<Delete><Quiet>true</Quiet>";
+    for (size_t i = b; i < std::min(keys.size(), b + kBatch); ++i)
+      xml += "<Object><Key>" + xml_escape(prefix_ + keys[i]) + "</Key></Object>";
+    xml += "</Delete>";
+    const std::vector<uint8_t> payload(xml.begin(), xml.end());
+    std::vector<uint8_t> body;
+    HttpRequest r = base_request(opt_, "POST", endpoint_.bucket_resource() + "?delete=", sha256_hex(payload));
+    r.upload_bytes = &payload;
+    r.body = &body;
+    r.headers.push_back("Content-Type: application/xml");
+    r.headers.push_back("Content-MD5: " + md5_base64(payload));  // DeleteObjects requires it
+    const std::string first = prefix_ + keys[b];
+    HttpResponse resp =
+        perform_with_retry(r, opt_.retry, stats_, "S3 DeleteObjects s3://" + bucket_ + "/" + first);
+    if (resp.status != 200)
+      fail("DeleteObjects (" + std::to_string(std::min(kBatch, keys.size() - b)) + " keys)", first, resp);
+    // Quiet mode lists only the keys that could not be deleted.
+    const std::string answer(body.begin(), body.end());
+    if (answer.find("<Error>") != std::string::npos) {
+      const size_t e = answer.find("<Error>");
+      const std::string one = answer.substr(e, answer.find("</Error>", e) - e);
+      throw RemoteError("S3 DeleteObjects s3://" + bucket_ + "/" + prefix_ + ": could not delete '" +
+                            xml_element_text(one, "Key") + "': " + xml_element_text(one, "Code") + " (" +
+                            xml_element_text(one, "Message") + ")",
+                        resp.status, request_id(resp));
+    }
+  }
+}
+
 void create_bucket(const std::string& s3_url_or_bucket, const SourceOptions& options) {
   std::string prefix;
   const std::string bucket = split_s3_url(s3_url_or_bucket, prefix);

@@ -27,6 +27,7 @@ class S3Source final : public Source {
   void put(const std::string& key, const std::vector<uint8_t>& bytes) override;
   void put_file(const std::string& key, const std::filesystem::path& src) override;
   std::vector<ObjectInfo> list(const std::string& prefix) override;
+  void remove(const std::vector<std::string>& keys) override;
 
   // Multipart uploads under `prefix` (relative to this source's) that were
   // started and never completed or aborted, e.g. by a process that was killed.

@@ -71,6 +71,32 @@ std::string xml_unescape(const std::string& s) {
   return out;
 }
 
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
 std::string xml_element_text(const std::string& xml, const std::string& name) { return tag(xml, name); }
 
 S3Error parse_s3_error(const std::string& xml) {

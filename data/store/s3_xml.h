@@ -25,5 +25,7 @@ ListPage parse_list_page(const std::string& xml);
 std::string xml_element_text(const std::string& xml, const std::string& name);
 // &amp; &lt; &gt; &quot; &apos; and numeric character references.
 std::string xml_unescape(const std::string& s);
+// The reverse for text in an element: & < > " ' escaped.
+std::string xml_escape(const std::string& s);
 
 }  // namespace strata::data

@@ -91,6 +91,9 @@ class Source {
   virtual void put_file(const std::string& key, const std::filesystem::path& src) = 0;
   // Every object whose key starts with `prefix`, in key order.
   virtual std::vector<ObjectInfo> list(const std::string& prefix) = 0;
+  // Deletes these objects; one that is not there is not an error. s3:// sends
+  // them in DeleteObjects requests of up to 1,000 keys.
+  virtual void remove(const std::vector<std::string>& keys) = 0;
 
   SourceStats& stats() { return stats_; }
 

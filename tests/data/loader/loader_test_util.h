@@ -139,6 +139,7 @@ class HookedSource : public Source {
   void put(const std::string& key, const std::vector<uint8_t>& b) override { inner_.put(key, b); }
   void put_file(const std::string& key, const fs::path& src) override { inner_.put_file(key, src); }
   std::vector<ObjectInfo> list(const std::string& prefix) override { return inner_.list(prefix); }
+  void remove(const std::vector<std::string>& keys) override { inner_.remove(keys); }
 
  private:
   FileSource inner_;

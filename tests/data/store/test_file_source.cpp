@@ -44,6 +44,18 @@ TEST(FileSource, PutGetRangeHeadList) {
   EXPECT_EQ(src->stats().retries.load(), 0);
 }
 
+TEST(FileSource, RemoveDeletesAndIgnoresMissingKeys) {
+  auto dir = testing::scratch_dir("file-remove");
+  FileSource src(dir.string());
+  src.put("a/one", {'1'});
+  src.put("a/two", {'2'});
+  src.put("b", {'3'});
+  src.remove({"a/one", "a/two", "not-there"});
+  const auto left = src.list("");
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].key, "b");
+}
+
 TEST(FileSource, MissingObjectsAndBadKeys) {
   auto dir = testing::scratch_dir("file-source-err");
   auto src = open_source("file://" + dir.string());

@@ -117,6 +117,33 @@ TEST(S3Source, ListPaginatesAndRoundTripsAwkwardKeys) {
   EXPECT_EQ(ds.get("a b+c=d.txt"), testing::bytes_of("ds/a b+c=d.txt"));
 }
 
+// remove() deletes in DeleteObjects batches of 1,000 (1,003 keys: two
+// requests), awkward keys included, only under the source's prefix, and a key
+// that is not there is no error.
+TEST(S3Source, RemoveDeletesInBatchesUnderThePrefix) {
+  const std::string b = new_bucket("remove");
+  S3Source root("s3://" + b, rgw_options());
+  S3Source run("s3://" + b + "/run", rgw_options());
+  std::vector<std::string> keys;
+  for (int i = 0; i < 1003; ++i) keys.push_back("ckpt/" + std::to_string(i));
+  keys.push_back("ckpt/a & <b> 'c'.h5");
+  for (const auto& k : keys) run.put(k, {'x'});
+  root.put("other/keep", {'k'});
+  run.put("keep", {'k'});
+  keys.push_back("ckpt/never-there");
+  const int64_t before = run.stats().requests;
+  run.remove(keys);
+  EXPECT_EQ(run.stats().requests - before, 2) << run.stats().retries << " retries";
+  EXPECT_TRUE(run.list("ckpt/").empty());
+  const auto left = root.list("");
+  ASSERT_EQ(left.size(), 2u);
+  EXPECT_EQ(left[0].key, "other/keep");
+  EXPECT_EQ(left[1].key, "run/keep");
+  const int64_t after = run.stats().requests;
+  run.remove({});
+  EXPECT_EQ(run.stats().requests, after) << "no keys, no request";
+}
+
 TEST(S3Source, WrongSecretIs403NamingBucketKeyAndRequestId) {
   const std::string b = new_bucket("auth");
   S3Source good("s3://" + b, rgw_options());
