@@ -294,7 +294,7 @@ int run(int argc, char** argv) {
           figures += "test " + name + " " + format_metric(value) + "  ";
       std::printf("%s(%ld epochs, %ld steps, %.0f %ss/s%s, data wait %.2f%%%s)\n", figures.c_str(),
                   static_cast<long>(s.epochs), static_cast<long>(s.steps), s.items_per_second,
-                  s.item_unit.c_str(), s.mfu > 0 ? (", MFU " + format_metric(100 * s.mfu) + "%").c_str() : "",
+                  s.item_unit.c_str(), s.mfu ? (", MFU " + format_metric(100 * *s.mfu) + "%").c_str() : "",
                   100 * s.data_wait_fraction, s.stopped_early ? ", stopped early" : "");
     }
     if (bucketed && bucketed->stats().steps > 0) {

@@ -78,7 +78,7 @@ def steady_wait(d, p, summary):
     # (on the H200, 2026-12-04: 4.5%, 3.8%, 3.3% in its three windows, then 0.1-0.7%;
     # 1.8% over a run of 1.2 s): a cost a run pays once, not a loader falling
     # behind the GPU, and one that 3 short epochs make look large.
-    per_epoch = summary["steps"] / max(summary["epochs"], 1)
+    per_epoch = summary["steps"] / max(summary.get("epochs", 0), 1)  # absent before an epoch is complete
     rows = [json.loads(l) for l in open(os.path.join(runs, f"cnn-{d}-{p}", "metrics.jsonl"))]
     waits = [r["data_wait_fraction"] for r in rows
              if r.get("kind") == "train" and "data_wait_fraction" in r and r["step"] > per_epoch]

@@ -40,21 +40,29 @@
 
 namespace strata {
 
+// summary.json carries only what applies to the run (to_json): the test
+// figures when a test set was evaluated (test_accuracy and test_top5 only for a
+// task that reports them), best_* after an evaluation, epochs once one was
+// completed, stopped_at_epoch when early stopping stopped the run; mfu and the
+// FLOP figures are null when they cannot be computed.
 struct TrainSummary {
   std::string task;
   Metrics test_metrics;  // empty without a test set
+  // from test_metrics; 0 without a test set, and accuracy and top5 0 for a task without them
   double test_accuracy = 0, test_loss = 0, test_top5 = 0;
   double best_metric = 0;
   std::string best_metric_name;
-  int64_t best_epoch = -1;
-  int64_t epochs = 0;  // epochs completed
-  int64_t steps = 0;   // optimizer steps
+  int64_t best_epoch = -1;  // 1-based; -1 without an evaluation
+  int64_t epochs = 0;       // epochs completed
+  int64_t steps = 0;        // optimizer steps
   double samples_per_second = 0;
   std::string item_unit = "sample";  // what items_per_second counts: samples or tokens
   double items_per_second = 0;
-  // Training FLOPs per item (the model's counter, models/registry.h), the rate
-  // they were done at, and its fraction of trainer.peak_flops x ranks (0 = no peak given).
-  double flops_per_item = 0, flops_per_second = 0, mfu = 0;
+  // Training FLOPs per item (the model's counter, models/registry.h; 0 when the
+  // trainer was given none) and the rate they were done at; MFU, that rate's
+  // fraction of trainer.peak_flops x ranks, only with a peak and FLOPs per item.
+  double flops_per_item = 0, flops_per_second = 0;
+  std::optional<double> mfu;
   double data_wait_fraction = 0;
   int world_size = 1;
   std::string precision;

@@ -36,7 +36,8 @@ TrainSummary Trainer::summarize(const TrainState& st, BatchSource* test) {
   s.items_per_second = stats.items / seconds;
   s.flops_per_item = flops_per_item_;
   s.flops_per_second = s.items_per_second * flops_per_item_;
-  if (cfg_.trainer.peak_flops > 0) s.mfu = s.flops_per_second / (cfg_.trainer.peak_flops * comm_.size());
+  if (cfg_.trainer.peak_flops > 0 && flops_per_item_ > 0)
+    s.mfu = s.flops_per_second / (cfg_.trainer.peak_flops * comm_.size());
   s.data_wait_fraction = stats.wait_seconds / seconds;
   s.world_size = comm_.size();
   s.precision = cfg_.precision.dtype;
@@ -85,30 +86,40 @@ TrainSummary Trainer::summarize(const TrainState& st, BatchSource* test) {
 std::string TrainSummary::to_json() const {
   nlohmann::json j = nlohmann::json::parse(run.to_json());  // run.json's fields, then the figures
   j["task"] = task;
-  nlohmann::json test = nlohmann::json::object();
-  for (auto& [name, value] : test_metrics)
-    test[name] = std::isfinite(value) ? nlohmann::json(value) : nullptr;
-  j["test"] = test;
-  j["test_accuracy"] = test_accuracy;
-  j["test_loss"] = test_loss;
-  j["test_top5"] = test_top5;
-  j["best_metric"] = best_metric;
-  j["best_metric_name"] = best_metric_name;
-  j["best_epoch"] = best_epoch;
-  j["epochs"] = epochs;
+  auto finite_or_null = [](double v) {
+    return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+  };
+  // Only what applies to the run: no test figures without a test set, no
+  // accuracy for a task that reports none (a language model), no best_* before
+  // an evaluation, no epochs before one was completed.
+  if (!test_metrics.empty()) {
+    nlohmann::json test = nlohmann::json::object();
+    for (auto& [name, value] : test_metrics) test[name] = finite_or_null(value);
+    j["test"] = test;
+    if (test.contains("loss")) j["test_loss"] = test["loss"];
+    if (test.contains("accuracy")) j["test_accuracy"] = test["accuracy"];
+    if (test.contains("top5")) j["test_top5"] = test["top5"];
+  }
+  if (best_epoch >= 1) {
+    j["best_metric"] = finite_or_null(best_metric);
+    j["best_metric_name"] = best_metric_name;
+    j["best_epoch"] = best_epoch;
+  }
+  if (epochs > 0) j["epochs"] = epochs;
   j["steps"] = steps;
   j["samples_per_second"] = samples_per_second;
   j["item_unit"] = item_unit;
   j["items_per_second"] = items_per_second;
-  j["flops_per_item"] = flops_per_item;
-  j["flops_per_second"] = flops_per_second;
-  j["mfu"] = mfu;
+  // null when the model's FLOPs per item were not given, mfu also without trainer.peak_flops
+  j["flops_per_item"] = flops_per_item > 0 ? nlohmann::json(flops_per_item) : nlohmann::json(nullptr);
+  j["flops_per_second"] = flops_per_item > 0 ? nlohmann::json(flops_per_second) : nlohmann::json(nullptr);
+  j["mfu"] = mfu ? nlohmann::json(*mfu) : nlohmann::json(nullptr);
   j["data_wait_fraction"] = data_wait_fraction;
   j["world_size"] = world_size;
   j["precision"] = precision;
   j["wall_seconds"] = wall_seconds;
   j["stopped_early"] = stopped_early;
-  j["stopped_at_epoch"] = stopped_at_epoch;
+  if (stopped_early) j["stopped_at_epoch"] = stopped_at_epoch;
   j["interrupted_by_signal"] = interrupted_by_signal;
   j["skipped_steps"] = skipped_steps;
   j["remote_requests"] = remote_requests;
@@ -129,9 +140,6 @@ std::string TrainSummary::to_json() const {
   j["memory_allocations"] = memory_allocations;
   j["host_syncs_per_step_max"] = host_syncs_per_step_max;
   j["host_syncs_per_step_mean"] = host_syncs_per_step_mean;
-  auto finite_or_null = [](double v) {
-    return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-  };
   if (gpu)
     j["gpu"] = {{"name", gpu->name},
                 {"index", gpu->index},

@@ -89,6 +89,7 @@ sb = json.load(open(os.path.join(cut, "summary.json")))
 # run.json's record of the invocation (the resumed one's command line has its resume key)
 timing = {"command_line", "overrides", "started_at", "wall_seconds", "samples_per_second", "items_per_second", "flops_per_second", "mfu", "data_wait_fraction", "remote_requests", "remote_bytes", "train_loader",
           "memory_in_use_bytes", "memory_peak_bytes", "memory_cached_bytes", "memory_allocations"}
+assert sa.keys() == sb.keys(), f"summary.json keys differ: {sorted(sa.keys() ^ sb.keys())}"
 for k in sa:
     if k in timing: continue
     assert sa[k] == sb[k], f"summary.json {k}: {sa[k]} vs {sb[k]}"

@@ -1,12 +1,15 @@
 // The trainer's tasks: the causal-LM and classification tasks' loss and
 // metrics against a direct computation (padded evaluation rows left out), a
 // GPT trained end to end through Trainer on a learnable token stream (with
-// exact mid-epoch resume), and monitors checked against the task.
+// exact mid-epoch resume), its summary.json holding only what applies to a
+// language model, and monitors checked against the task.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "core/autograd.h"
@@ -247,6 +250,47 @@ TEST(TrainerLm, TrainsAGptAndResumesExactly) {
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i)
     EXPECT_EQ(a[i].second.to_float_vector(), b[i].second.to_float_vector()) << a[i].first;
+}
+
+// summary.json carries what the run did and nothing else: a language model's
+// test figures without accuracy or top-5, no epoch count for a run that
+// trainer.max_steps ended inside its first epoch, MFU null without
+// trainer.peak_flops and a number with it (issue 34: a GPT run's summary had
+// test_accuracy 0, test_top5 0, epochs 0 and mfu 0).
+TEST(TrainerLm, SummaryJsonHoldsOnlyWhatAppliesToTheRun) {
+  TrainConfig c = gpt_config();
+  c.trainer.epochs = 1;
+  c.trainer.max_steps = 4;  // 8 batches an epoch: the run ends inside its first epoch
+  c.trainer.eval_every_epochs = 0;
+  c.trainer.eval_every_steps = 2;
+  SingleProcessCommunicator comm;
+  auto run = [&](const TrainConfig& cfg, const std::string& dir) {
+    PeriodicTokens train(64, 8), val(8, 8);
+    Trainer t(cfg, dir, build_gpt(cfg), lm_task(), comm);
+    t.set_flops_per_item(models::model_entry("gpt").train_flops(models::spec_from_config(cfg)));
+    t.fit(train, &val, &val);
+    return nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
+  };
+  const nlohmann::json j = run(c, temp_dir("lm-summary"));
+  EXPECT_EQ(j.at("task"), "causal_lm");
+  EXPECT_EQ(j.at("steps"), 4);
+  for (const char* k : {"test_accuracy", "test_top5", "epochs", "stopped_at_epoch"})
+    EXPECT_FALSE(j.contains(k)) << k << " is " << j.value(k, nlohmann::json()).dump();
+  ASSERT_TRUE(j.contains("test")) << j.dump();
+  EXPECT_EQ(j.at("test").size(), 3u) << j.at("test").dump();
+  for (const char* k : {"loss", "perplexity", "bpb"}) EXPECT_TRUE(j.at("test").at(k).is_number()) << k;
+  EXPECT_EQ(j.at("test_loss"), j.at("test").at("loss"));
+  EXPECT_EQ(j.at("best_epoch"), 1);  // evaluated at steps 2 and 4, both in the first epoch
+  EXPECT_EQ(j.at("best_metric_name"), c.early_stopping.monitor);
+  EXPECT_GT(j.at("flops_per_item").get<double>(), 0);
+  EXPECT_TRUE(j.at("mfu").is_null()) << "no trainer.peak_flops, yet mfu " << j.at("mfu").dump();
+
+  TrainConfig peak = c;
+  peak.trainer.peak_flops = 1e12;
+  const nlohmann::json p = run(peak, temp_dir("lm-summary-peak"));
+  ASSERT_TRUE(p.at("mfu").is_number()) << p.at("mfu").dump();
+  EXPECT_NEAR(p.at("mfu").get<double>(), p.at("flops_per_second").get<double>() / 1e12,
+              1e-9 * p.at("mfu").get<double>());
 }
 
 TEST(TrainerLm, MonitorsMustBeMetricsOfTheTask) {

@@ -185,6 +185,38 @@ TEST(Trainer, EarlyStoppingStopsAndSaysSo) {
   EXPECT_EQ(j["stopped_at_epoch"], 3);
 }
 
+// summary.json's test figures come from a test set: none without one (and no
+// best_* without any evaluation); with one, a classifier's loss, accuracy and
+// top-5. MFU is null without trainer.peak_flops (issue 34: 0.0 was written).
+TEST(Trainer, SummaryJsonHasTestFiguresOnlyWithATestSet) {
+  TrainConfig c = quiet_config();
+  c.trainer.epochs = 2;
+  std::vector<float> x;
+  std::vector<int64_t> y;
+  synthetic_data(256, kDim, kClasses, 7, x, y);
+  MemoryBatchSource src(x, y, {kDim}, 32, 3, /*shuffle=*/false);
+  SingleProcessCommunicator comm;
+  const std::string dir = temp_dir("summary-no-test");
+  Trainer t(c, dir, build(c, {kDim}), {kDim}, comm);
+  t.fit(src, nullptr, nullptr);
+  const auto j = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
+  for (const char* k : {"test", "test_loss", "test_accuracy", "test_top5", "best_metric", "best_metric_name",
+                        "best_epoch", "stopped_at_epoch"})
+    EXPECT_FALSE(j.contains(k)) << k << " is " << j.value(k, nlohmann::json()).dump();
+  EXPECT_EQ(j.at("epochs"), 2);
+  EXPECT_TRUE(j.at("mfu").is_null()) << j.at("mfu").dump();
+
+  const std::string with_test = temp_dir("summary-test");
+  auto r = train(c, 32, with_test);
+  const auto k = nlohmann::json::parse(std::ifstream(with_test + "/summary.json"));
+  EXPECT_EQ(k.at("test_accuracy").get<double>(), r.summary.test_accuracy);
+  EXPECT_EQ(k.at("test_top5").get<double>(), r.summary.test_top5);
+  EXPECT_EQ(k.at("test_loss").get<double>(), r.summary.test_loss);
+  EXPECT_EQ(k.at("test").size(), 3u) << k.at("test").dump();
+  EXPECT_EQ(k.at("best_epoch"), r.summary.best_epoch);
+  EXPECT_TRUE(k.at("mfu").is_null()) << k.at("mfu").dump();
+}
+
 TEST(Trainer, RunDirectoryHoldsItsFiles) {
   TrainConfig c = quiet_config();
   c.trainer.epochs = 2;
