@@ -20,6 +20,7 @@
 #include "data/format/data_key.h"
 #include "data/loader/loader.h"
 #include "data/loader/token_loader.h"
+#include "data/store/run_store.h"
 #include "data/store/s3_endpoint.h"
 #include "distributed/data_parallel.h"
 #include "distributed/device_choice.h"
@@ -209,6 +210,64 @@ int dry_run(const TrainConfig& cfg, const std::string& config, bool quiet) {
   return 0;
 }
 
+// --run-dir s3://BUCKET/PREFIX: the run writes into a node-local staging
+// directory and a RunStore (data/store/run_store.h) makes the store hold it.
+bool is_store_url(const std::string& dir) { return dir.rfind("s3://", 0) == 0; }
+
+std::string staging_dir_for(const TrainConfig& c, const std::string& url) {
+  if (!c.outputs.staging_dir.empty()) return c.outputs.staging_dir;
+  const char* cache_env = std::getenv("STRATA_CACHE_DIR");
+  const std::string cache = cache_env && *cache_env ? cache_env : c.data.cache_dir;
+  std::string rest = url.substr(5);
+  while (!rest.empty() && rest.back() == '/') rest.pop_back();
+  return (fs::path(cache) / "runs" / rest).string();
+}
+
+// The outputs.s3.* keys, each "" falling back to data.s3.*'s, then the AWS chain.
+data::SourceOptions outputs_source_options(const TrainConfig& c) {
+  auto pick = [](const std::string& own, const std::string& data) { return own.empty() ? data : own; };
+  data::SourceOptions o;
+  o.endpoint = pick(c.outputs.s3_endpoint, c.data.s3_endpoint);
+  o.region = pick(c.outputs.s3_region, c.data.s3_region);
+  o.profile = pick(c.outputs.s3_profile, c.data.s3_profile);
+  o.ca_bundle = pick(c.outputs.s3_ca_bundle, c.data.s3_ca_bundle);
+  o.addressing = data::parse_addressing_style(c.data.s3_addressing_style, "data.s3.addressing_style");
+  o.upload.part_bytes = c.outputs.part_bytes;
+  o.upload.connections = static_cast<int>(c.outputs.connections);
+  o.parts.connections = static_cast<int>(c.data.s3_connections);
+  o.parts.part_bytes = c.data.s3_part_bytes;
+  o.retry.max_attempts = static_cast<int>(c.data.s3_max_attempts);
+  o.retry.low_speed_timeout_s = c.data.s3_stall_timeout_s;
+  return o;
+}
+
+// Rank 0 clears what a killed process left in the store; with resume=auto,
+// rank 0 and then the first rank of every other node fetch the newest
+// committed checkpoint into the staging directory. Returns rank 0's store.
+std::unique_ptr<data::RunStore> open_run_store(const TrainConfig& c, const std::string& url,
+                                               const std::string& staging, Communicator& comm) {
+  auto say = [](const std::string& line) { std::printf("strata-train: %s\n", line.c_str()); };
+  auto make = [&](data::RunStore::Log log) {
+    data::StoreRotation r{c.checkpoint.keep_last, c.checkpoint.keep_best, c.early_stopping.mode};
+    return std::make_unique<data::RunStore>(data::open_source(url, outputs_source_options(c)), staging, r,
+                                            std::move(log));
+  };
+  std::unique_ptr<data::RunStore> store;
+  if (comm.rank() == 0) {
+    store = make(say);
+    store->clean_up_after_a_crash();
+    if (c.checkpoint.resume == "auto" && !store->fetch_latest())
+      say("run store: " + url + " commits no checkpoint yet");
+  }
+  comm.barrier();
+  if (c.checkpoint.resume == "auto" && comm.rank() != 0 && comm.local_rank() == 0)
+    make([](const std::string& line) {
+      std::fprintf(stderr, "strata-train: %s\n", line.c_str());
+    })->fetch_latest();
+  comm.barrier();
+  return store;
+}
+
 int run(int argc, char** argv) {
   std::string config, run_dir;
   std::vector<std::string> overrides;
@@ -246,6 +305,11 @@ int run(int argc, char** argv) {
     comm->broadcast(buf.data(), buf.size(), DType::u8, 0);
     run_dir = buf.data();
   }
+  std::string store_url;  // the run directory when it is in the object store
+  if (is_store_url(run_dir)) {
+    store_url = run_dir;
+    run_dir = staging_dir_for(cfg, store_url);
+  }
   manual_seed(static_cast<uint64_t>(cfg.seed));
   cuda::set_allow_tf32(cfg.precision.allow_tf32);
   if (cfg.data.train_url.empty()) throw ConfigError(config + ": data.train_url is required");
@@ -263,7 +327,16 @@ int run(int argc, char** argv) {
   std::unique_ptr<DataParallel> ddp;
   if (comm->size() > 1)
     ddp = std::make_unique<DataParallel>(*comm, model, BucketOptions::from_config(cfg.distributed));
+  std::unique_ptr<data::RunStore> store;
+  if (!store_url.empty()) store = open_run_store(cfg, store_url, run_dir, *comm);
   Trainer trainer(cfg, run_dir, model, make_task(entry.task, data.task), *comm);
+  if (store) {
+    trainer.set_on_checkpoint_saved(
+        [&store](const fs::path& file, int64_t step, std::optional<double> metric) {
+          store->publish(file, step, metric);
+        });
+    store->start_periodic_sync(cfg.outputs.sync_every_s);
+  }
   trainer.set_flops_per_item(entry.train_flops(spec));
   RunRecord record;
   record.command_line.assign(argv, argv + argc);
@@ -277,15 +350,21 @@ int run(int argc, char** argv) {
     trainer.set_gradient_sync(std::move(sync));
     trainer.set_buffer_sync([&ddp] { ddp->sync_buffers(); });
   }
+  const std::string where = store_url.empty() ? run_dir : store_url + " (staged in " + run_dir + ")";
   if (comm->rank() == 0)
     std::printf("strata-train: %s, %ld parameters, %s, %d rank(s) on %s, run directory %s\n",
                 cfg.model.name.c_str(), static_cast<long>(model->num_parameters()),
-                cfg.precision.dtype.c_str(), comm->size(), device.label.c_str(), run_dir.c_str());
+                cfg.precision.dtype.c_str(), comm->size(), device.label.c_str(), where.c_str());
   TrainSummary s = trainer.fit(*data.train, data.val.get(), data.test.get());
+  if (store) {  // everything the run wrote, summary.json last: it says the run is whole
+    store->finish({"summary.json"});
+    std::printf("strata-train: run store: %s holds the run (%.1f MB moved to and from it)\n",
+                store_url.c_str(), store->bytes_transferred() / 1e6);
+  }
   if (comm->rank() == 0) {
     if (s.interrupted_by_signal) {
       std::printf("interrupted at step %ld; resume with checkpoint.resume=auto --run-dir %s\n",
-                  static_cast<long>(s.steps), run_dir.c_str());
+                  static_cast<long>(s.steps), store_url.empty() ? run_dir.c_str() : store_url.c_str());
     } else {
       std::string
           figures;  // "test accuracy 0.9012  test loss 0.2811" / "test loss 1.52  test perplexity 4.6 ..."
@@ -305,7 +384,7 @@ int run(int argc, char** argv) {
           bucketed->num_buckets(), static_cast<long>(g.steps), g.comm_seconds, g.wait_seconds,
           g.comm_seconds > 0 ? 100.0 * std::max(0.0, 1.0 - g.wait_seconds / g.comm_seconds) : 0.0);
     }
-    std::printf("run directory: %s\n", run_dir.c_str());
+    std::printf("run directory: %s\n", where.c_str());
   }
   return s.interrupted_by_signal ? 128 + s.interrupted_by_signal : 0;
 }

@@ -248,6 +248,27 @@ std::vector<ConfigKey> build_schema() {
           "\"\" = start fresh; auto = the newest checkpoint in the run directory that loads, naming each "
           "one skipped and why (none there: start fresh; some there, none loads: the run stops); else a "
           "checkpoint path"),
+      // outputs: a run directory in the object store
+      key("outputs.staging_dir", K::String, any(), STRATA_BIND(outputs.staging_dir),
+          "With --run-dir s3://BUCKET/PREFIX: the node-local directory the run writes in before its files "
+          "go to the store; \"\" = <data.cache_dir>/runs/BUCKET/PREFIX"),
+      key("outputs.sync_every_s", K::Float, above(0), STRATA_BIND(outputs.sync_every_s),
+          "With an s3:// run directory: seconds between uploads of the run's changed files (train.log, "
+          "metrics.jsonl, TensorBoard events, plots; one PUT per changed file); checkpoints go up when saved "
+          "and everything at the end, summary.json last"),
+      key("outputs.part_bytes", K::Bytes, at_least(64 << 10), STRATA_BIND(outputs.part_bytes),
+          "A file of the run larger than this goes to the store as a multipart upload of parts this size "
+          "(S3 and OBS need at least 5MiB)"),
+      key("outputs.connections", K::Int, closed(1, 64), STRATA_BIND(outputs.connections),
+          "Parts of one multipart upload in flight"),
+      key("outputs.s3.endpoint", K::String, any(), STRATA_BIND(outputs.s3_endpoint),
+          "S3 endpoint of an s3:// run directory; \"\" = data.s3.endpoint, then the AWS chain"),
+      key("outputs.s3.region", K::String, any(), STRATA_BIND(outputs.s3_region),
+          "Its signing region; \"\" = data.s3.region, then the AWS chain"),
+      key("outputs.s3.profile", K::String, any(), STRATA_BIND(outputs.s3_profile),
+          "Its AWS profile; \"\" = data.s3.profile, then the AWS chain"),
+      key("outputs.s3.ca_bundle", K::String, any(), STRATA_BIND(outputs.s3_ca_bundle),
+          "Its CA bundle; \"\" = data.s3.ca_bundle, then the AWS chain"),
       // logging
       key("logging.every_steps", K::Int, at_least(1), STRATA_BIND(logging.every_steps),
           "Log training metrics every N optimizer steps"),
@@ -295,6 +316,7 @@ const std::vector<ConfigSection>& config_sections() {
       {"clipping", "Gradient clipping"},
       {"early_stopping", "Early stopping on a validation metric"},
       {"checkpoint", "Checkpoints in <run-dir>/checkpoints"},
+      {"outputs", "A run directory in the object store (--run-dir s3://BUCKET/PREFIX)"},
       {"logging", "Metrics, TensorBoard and console output"},
       {"distributed", "Data-parallel communication"},
       {"", "Top-level keys"},

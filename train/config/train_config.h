@@ -144,6 +144,16 @@ struct CheckpointConfig {
   bool operator==(const CheckpointConfig&) const = default;
 };
 
+// Where the run lives when --run-dir is s3://BUCKET/PREFIX (data/store/run_store.h).
+struct OutputsConfig {
+  std::string staging_dir;  // "" = <data.cache_dir>/runs/<bucket>/<prefix>
+  double sync_every_s = 30;
+  int64_t part_bytes = int64_t{16} << 20;
+  int64_t connections = 8;
+  std::string s3_endpoint, s3_region, s3_profile, s3_ca_bundle;  // "" = data.s3.*'s
+  bool operator==(const OutputsConfig&) const = default;
+};
+
 struct LoggingConfig {
   int64_t every_steps = 50;
   bool tensorboard = true;
@@ -169,6 +179,7 @@ struct TrainConfig {
   ClippingConfig clipping;
   EarlyStoppingConfig early_stopping;
   CheckpointConfig checkpoint;
+  OutputsConfig outputs;
   LoggingConfig logging;
   DistributedConfig distributed;
   int64_t seed = 42;

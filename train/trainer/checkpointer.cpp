@@ -93,7 +93,7 @@ void Checkpointer::check_fits(const Checkpoint& ck, const TrainParts& parts) {
   std::string changed;
   try {
     const TrainConfig saved = parse_config(ck.resolved_yaml, "the checkpoint's resolved config");
-    for (const std::string& d : config_differences(saved, parts.cfg, {"checkpoint", "logging"}))
+    for (const std::string& d : config_differences(saved, parts.cfg, {"checkpoint", "outputs", "logging"}))
       changed += (changed.empty() ? "" : "; ") + d;
   } catch (const Error&) {
     changed = "";  // written by another strata version: no key to name
@@ -178,7 +178,9 @@ void Checkpointer::save(const TrainParts& parts, const SourcePosition& loader, c
     ro.prefix = "step";
     rotation_ = std::make_unique<CheckpointRotation>(dir, ro);
   }
-  rotation_->save(ck);
+  const fs::path file = rotation_->save(ck);
+  if (on_saved_)
+    on_saved_(file, s.step, std::isfinite(metric) ? std::optional<double>(metric) : std::nullopt);
 }
 
 void Checkpointer::check_resume_path() const {

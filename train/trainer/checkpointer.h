@@ -10,7 +10,9 @@
 // names and rotate away the run the user meant to continue.
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +55,12 @@ class Checkpointer {
   void save(const TrainParts& parts, const SourcePosition& loader, const TrainState& state, double metric,
             RunLog& log);
 
+  // Called on rank 0 with each checkpoint file once it is saved, before save()
+  // returns (an s3:// run directory publishes it there); its error fails the save.
+  using SavedHook =
+      std::function<void(const std::filesystem::path& file, int64_t step, std::optional<double> metric)>;
+  void set_on_saved(SavedHook hook) { on_saved_ = std::move(hook); }
+
   static Checkpoint snapshot(const TrainParts& parts, const SourcePosition& loader, const TrainState& state);
   // Throws ConfigError when `ck` is another model's (names the tensor and the changed config keys).
   static void check_fits(const Checkpoint& ck, const TrainParts& parts);
@@ -62,6 +70,7 @@ class Checkpointer {
   const TrainConfig& cfg_;
   std::string run_dir_;
   int rank_;
+  SavedHook on_saved_;
   std::unique_ptr<CheckpointRotation> rotation_;  // rank 0, made at the first save
   // The checkpoints resume=auto could not load: the rotation never adopts them,
   // so never deletes them.

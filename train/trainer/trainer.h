@@ -137,6 +137,8 @@ class Trainer {
   }
   // How training and evaluation batches reach the model's device (DeviceFeeder);
   // by default make_copy_engine() of the model's device, made at the first epoch.
+  // Rank 0: told of each checkpoint file once saved (Checkpointer::set_on_saved).
+  void set_on_checkpoint_saved(Checkpointer::SavedHook hook) { checkpointer_.set_on_saved(std::move(hook)); }
   void set_copy_engine(std::unique_ptr<CopyEngine> engine) { copy_engine_ = std::move(engine); }
   // The command line, overrides and config file for run.json and summary.json;
   // fit() fills in the version, commit, host, world size and start time.
