@@ -20,13 +20,17 @@ const char* kDescription = R"(Packs samples into HDF5 shards and writes manifest
 manifest.json is incomplete).)";
 
 const char* kSubcommands = R"(Subcommands:
-  strata-pack idx   --images FILE --labels FILE --out URL [common options]
+  strata-pack idx   --images FILE --labels FILE --out URL [--shuffle [--seed N]] [common options]
       IDX image file (u8, N x H x W) and label file (u8, N); .gz accepted.
-      Fields: "image" u8 [H,W], "label" i64.
-  strata-pack files --root DIR --out URL [common options]
+      Fields: "image" u8 [H,W], "label" i64. In the files' order; --shuffle
+      writes them in an order permuted with --seed (default 0).
+  strata-pack files --root DIR --out URL [--seed N | --no-shuffle] [common options]
       One sample per file under DIR/<class>/...; label = index of <class> in
       sorted order. Fields: "bytes" (variable-size u8), "label" i64. The manifest
-      lists the class names.
+      lists the class names. The files are written in an order permuted with
+      --seed (default 0): each shard holds a random draw of all the files,
+      whatever their class. --no-shuffle writes them class by class, in sorted
+      path order.
   strata-pack raw   --input FILE --sample-bytes N --out URL [common options]
   strata-pack raw   --input FILE --tokens u16|i32 --seq-len N --out URL [common options]
       Fixed-size records: field "data" u8 [N], or token sequences: field
@@ -53,6 +57,8 @@ struct PackArgs {
   std::string out, shard_size, prefix = "shard", endpoint, region, key_file, part_size = "16MiB";
   int deflate = 0, parallel_shards = 4, upload_connections = 8;
   bool quiet = false;
+  bool no_shuffle = false, shuffle = false;  // files: permuted unless --no-shuffle; idx: only with --shuffle
+  uint64_t seed = 0;
   std::string images, labels, root, input, tokens_dtype;
   int64_t sample_bytes = 0, seq_len = 0, vocab_size = 0;
   double val_fraction = 0.01;
@@ -108,10 +114,26 @@ int main(int argc, char** argv) {
   CLI::App* idx = app.add_subcommand("idx", "IDX images and labels (Fashion-MNIST, MNIST)");
   idx->add_option("--images", a.images, "IDX image file (u8, N x H x W; .gz accepted)")->required();
   idx->add_option("--labels", a.labels, "IDX label file (u8, N; .gz accepted)")->required();
+  CLI::Option* idx_shuffle = idx->add_flag(
+      "--shuffle", a.shuffle, "Write the images in an order permuted with --seed, not the file's");
+  idx->add_option("--seed", a.seed, "Seed of the permuted order (with --shuffle)")
+      ->capture_default_str()
+      ->needs(idx_shuffle);
   CLI::App* files = app.add_subcommand("files", "One sample per file under DIR/<class>/...");
   files->add_option("--root", a.root, "The directory of class subdirectories")
       ->required()
       ->option_text("DIR");
+  CLI::Option* files_seed =
+      files
+          ->add_option(
+              "--seed", a.seed,
+              "Seed of the order the files are written in: a permutation, so that each shard holds a "
+              "random draw of all the files, whatever their class")
+          ->capture_default_str();
+  files
+      ->add_flag("--no-shuffle", a.no_shuffle,
+                 "Write the files class by class in sorted path order (shard k then holds few classes)")
+      ->excludes(files_seed);
   CLI::App* raw = app.add_subcommand("raw", "Fixed-size records, or token sequences, from one file");
   raw->add_option("--input", a.input, "The file of records")->required()->option_text("FILE");
   CLI::Option* sample_bytes =
@@ -161,8 +183,10 @@ int main(int argc, char** argv) {
       p.log("encrypting every shard with key id " + p.key->id() + " from " + p.key->origin());
     Manifest m;
     if (cmd == "idx") {
+      if (a.shuffle) p.shuffle_seed = a.seed;
       m = pack_idx(a.images, a.labels, p);
     } else if (cmd == "files") {
+      if (!a.no_shuffle) p.shuffle_seed = a.seed;
       m = pack_files(a.root, p);
     } else if (cmd == "raw") {
       if (tokens->count() == 0 && sample_bytes->count() == 0)

@@ -89,7 +89,7 @@ data::LoaderOptions loader_options(const TrainConfig& c, const std::string& url,
   set_shared_loader_options(o, c, url, comm, key);
   o.batch_memory = batch_memory_for(device);  // pinned for a GPU: the copy stream reads it
   o.shuffle = train;
-  o.shuffle_window = c.data.shuffle_window > 0 ? c.data.shuffle_window : 1;
+  o.shuffle_window = c.data.shuffle_window;  // 0: the widest window the cache holds (docs/loader.md)
   // evaluation must see every sample: pad the last global batch instead of dropping it
   o.remainder = !train || c.data.remainder == "pad" ? data::Remainder::kPad : data::Remainder::kDrop;
   o.lookahead_bytes = c.data.lookahead_bytes;
@@ -125,6 +125,7 @@ data::TokenLoaderOptions token_loader_options(const TrainConfig& c, const std::s
 struct Sources {
   std::unique_ptr<BatchSource> train, val, test;
   TaskOptions task;  // sample shape (images) or bytes per token (tokens)
+  std::string note;  // what rank 0 says of the data at the start ("" = nothing)
 };
 
 // Opening a dataset fails on a bad URL, a missing manifest or an unreachable
@@ -153,6 +154,12 @@ Sources image_sources(const TrainConfig& cfg, const Communicator& comm, Device d
   std::vector<int64_t> shape = train->manifest().field("image").shape;
   if (shape.size() == 2) shape.insert(shape.begin(), 1);  // (H, W) -> (1, H, W)
   s.task.sample_shape = shape;
+  // The window data.shuffle_window 0 resolved to depends on the cache and the
+  // ranks per node: say it, so that a run can pin it when those change.
+  s.note =
+      "data: samples shuffled across windows of " + std::to_string(train->shuffle_window()) + " of " +
+      std::to_string(train->manifest().shards.size()) + " shards" +
+      (cfg.data.shuffle_window == 0 ? " (data.shuffle_window 0: the widest data.cache_bytes holds)" : "");
   s.train = std::move(train);
   if (!cfg.data.test_url.empty()) s.test = open("data.test_url", cfg.data.test_url, false);
   if (!cfg.data.val_url.empty()) s.val = open("data.val_url", cfg.data.val_url, false);
@@ -355,6 +362,7 @@ int run(int argc, char** argv) {
     std::printf("strata-train: %s, %ld parameters, %s, %d rank(s) on %s, run directory %s\n",
                 cfg.model.name.c_str(), static_cast<long>(model->num_parameters()),
                 cfg.precision.dtype.c_str(), comm->size(), device.label.c_str(), where.c_str());
+  if (comm->rank() == 0 && !data.note.empty()) std::printf("%s\n", data.note.c_str());
   TrainSummary s = trainer.fit(*data.train, data.val.get(), data.test.get());
   if (store) {  // everything the run wrote, summary.json last: it says the run is whole
     store->finish({"summary.json"});

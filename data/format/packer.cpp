@@ -16,6 +16,7 @@
 #include "base/error.h"
 #include "data/format/idx.h"
 #include "data/format/manifest_auth.h"
+#include "data/format/plan_rng.h"
 #include "data/format/shard.h"
 #include "data/format/shard_crypt.h"
 
@@ -210,6 +211,20 @@ std::string shape_text(const std::vector<int64_t>& d) {
   return s;
 }
 
+// The order the `count` inputs are written in: 0, 1, ... or, with a seed, a
+// Fisher-Yates permutation of them (a stream of its own, apart from the loader's).
+std::vector<int64_t> packing_order(int64_t count, const PackOptions& o) {
+  std::vector<int64_t> order(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) order[static_cast<size_t>(i)] = i;
+  if (!o.shuffle_seed) return order;
+  PlanRng rng(*o.shuffle_seed ^ 0x7061636B6F726465ull);  // "packorde"
+  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[static_cast<size_t>(rng.below(i))]);
+  if (o.log)
+    o.log("writing the " + std::to_string(count) + " samples in an order permuted with seed " +
+          std::to_string(*o.shuffle_seed));
+  return order;
+}
+
 // Tells options.progress of one more input of `bytes` bytes.
 class ProgressReport {
  public:
@@ -255,7 +270,7 @@ Manifest pack_idx(const std::string& images, const std::string& labels, const Pa
   const auto per = static_cast<size_t>(image.bytes_per_sample());
   DatasetPacker packer({image, {"label", "i64", {}, false}}, options);
   ProgressReport report(options, "images", img.count(), img.count() * static_cast<int64_t>(per));
-  for (int64_t i = 0; i < img.count(); ++i) {
+  for (const int64_t i : packing_order(img.count(), options)) {
     const int64_t label = lab.data[static_cast<size_t>(i)];
     packer.add({{img.data.data() + static_cast<size_t>(i) * per, per}, {&label, sizeof label}});
     report.input_done(static_cast<int64_t>(per), packer);
@@ -273,29 +288,29 @@ Manifest pack_files(const fs::path& root, const PackOptions& options) {
   if (classes.empty())
     throw IoError("input directory " + root.string() + " has no subdirectories (expected one per class)");
   DatasetPacker packer({{"bytes", "u8", {}, true}, {"label", "i64", {}, false}}, options);
-  // every file listed first, so that the progress knows the total
-  std::vector<std::vector<fs::path>> files(classes.size());
-  int64_t count = 0, bytes = 0;
+  // every file listed first (sorted class by class), so that the progress knows
+  // the total and the order can be permuted
+  std::vector<std::pair<fs::path, int64_t>> files;  // (file, label)
+  int64_t bytes = 0;
   for (size_t c = 0; c < classes.size(); ++c) {
+    const size_t first = files.size();
     for (const auto& e : fs::recursive_directory_iterator(root / classes[c]))
       if (e.is_regular_file()) {
-        files[c].push_back(e.path());
+        files.emplace_back(e.path(), static_cast<int64_t>(c));
         bytes += static_cast<int64_t>(e.file_size());
       }
-    std::sort(files[c].begin(), files[c].end());
-    count += static_cast<int64_t>(files[c].size());
+    std::sort(files.begin() + static_cast<std::ptrdiff_t>(first), files.end());
   }
+  const auto count = static_cast<int64_t>(files.size());
   ProgressReport report(options, "files", count, bytes);
   std::vector<char> buf;
-  for (size_t c = 0; c < classes.size(); ++c) {
-    const auto label = static_cast<int64_t>(c);
-    for (const auto& f : files[c]) {
-      std::ifstream in(f, std::ios::binary);
-      buf.assign(std::istreambuf_iterator<char>(in), {});
-      if (in.bad()) throw IoError("cannot read " + f.string());
-      packer.add({{buf.data(), buf.size()}, {&label, sizeof label}});
-      report.input_done(static_cast<int64_t>(buf.size()), packer);
-    }
+  for (const int64_t i : packing_order(count, options)) {
+    const auto& [f, label] = files[static_cast<size_t>(i)];
+    std::ifstream in(f, std::ios::binary);
+    buf.assign(std::istreambuf_iterator<char>(in), {});
+    if (in.bad()) throw IoError("cannot read " + f.string());
+    packer.add({{buf.data(), buf.size()}, {&label, sizeof label}});
+    report.input_done(static_cast<int64_t>(buf.size()), packer);
   }
   return report.finished(packer.finish(classes));
 }

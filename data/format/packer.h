@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,12 @@ struct PackOptions {
   // Set: every shard is stored encrypted with this key (AES-256-GCM,
   // data/format/shard_crypt.h) and the manifest says so and is sealed with it.
   std::shared_ptr<const DataKey> key;
+  // Set: pack_files and pack_idx write the samples in a permutation of the input
+  // seeded by this value (PlanRng Fisher-Yates: the same on every platform), so
+  // that an input sorted by class spreads every class over every shard; unset:
+  // in input order. strata-pack sets it for `files` by default (--seed, 0) and
+  // for `idx` with --shuffle.
+  std::optional<uint64_t> shuffle_seed;
   std::function<void(const std::string&)> log;  // progress lines; may be empty
   // Called after every input (the caller throttles what it draws); may be empty.
   std::function<void(const PackProgress&)> progress;
@@ -67,12 +74,14 @@ class DatasetPacker {
 int64_t parse_size(const std::string& text);
 
 // IDX images (u8, N x H x W ...) and labels (u8, N): fields "image" u8 [H,W,...]
-// and "label" i64. Either file may be gzip-compressed.
+// and "label" i64. Either file may be gzip-compressed. In the files' order, or
+// permuted by options.shuffle_seed.
 Manifest pack_idx(const std::string& images, const std::string& labels, const PackOptions& options);
 
 // One sample per file under root/<class>/...: fields "bytes" (variable u8, the
 // file's contents) and "label" i64 (index of <class> among the sorted
-// subdirectory names, which the manifest records as class_names).
+// subdirectory names, which the manifest records as class_names). In sorted
+// class and path order, or permuted by options.shuffle_seed.
 Manifest pack_files(const std::filesystem::path& root, const PackOptions& options);
 
 // Fixed-size records of a raw file. dtype "u8" with element count

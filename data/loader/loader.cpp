@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "data/loader/prefetch_pipeline.h"
+#include "data/loader/shuffle_block.h"
 #include "data/loader/staging_plan.h"
 
 namespace strata::data {
@@ -39,6 +40,9 @@ void Loader::init() {
   if (opts_.batch_size < 1)
     throw ConfigError("loader: batch size must be >= 1, got " + std::to_string(opts_.batch_size));
   if (opts_.lookahead_bytes < 0) throw ConfigError("loader: look-ahead bytes must be >= 0");
+  if (opts_.shuffle_window < 0)
+    throw ConfigError("loader: shuffle window must be >= 0 shards (0 = the widest the cache holds), got " +
+                      std::to_string(opts_.shuffle_window));
   cache_ = std::make_unique<ShardCache>(
       *source_, ShardCacheOptions{.dir = dataset_cache_dir(opts_.cache_dir, opts_.url),
                                   .capacity_bytes = opts_.cache_bytes,
@@ -66,7 +70,22 @@ void Loader::init() {
   if (batches_per_epoch() == 0)
     throw ConfigError("loader: dataset " + opts_.url + " has " + std::to_string(m.total_samples()) +
                       " samples, fewer than one global batch of " + std::to_string(global_batch()));
+  window_ = resolve_window();
   check_capacity(required_cache_bytes(0), 0);
+}
+
+int64_t Loader::resolve_window() const {
+  if (opts_.shuffle_window > 0) return opts_.shuffle_window;
+  if (!opts_.shuffle) return 1;  // in manifest order the window reorders nothing
+  std::vector<int64_t> bytes;
+  for (auto& s : cache_->manifest().shards) bytes.push_back(s.bytes);
+  return widest_shuffle_window(shard_samples_, bytes,
+                               WindowBudget{.cache_bytes = opts_.cache_bytes,
+                                            .lookahead_bytes = opts_.lookahead_bytes,
+                                            .local_ranks = opts_.local_ranks,
+                                            .global_batch = global_batch(),
+                                            .span_batches = ring(),
+                                            .pad = opts_.remainder == Remainder::kPad});
 }
 
 int Loader::ring() const { return opts_.ring_batches > 0 ? opts_.ring_batches : opts_.decode_threads + 2; }
@@ -75,7 +94,7 @@ OrderOptions Loader::order_options() const {
   OrderOptions o;
   o.seed = opts_.seed;
   o.global_batch = global_batch();
-  o.shuffle_window = opts_.shuffle_window;
+  o.shuffle_window = window_;
   o.shuffle = opts_.shuffle;
   o.remainder = opts_.remainder;
   return o;
@@ -98,20 +117,18 @@ int64_t Loader::required_cache_bytes(int64_t epoch) const {
 
 int64_t Loader::node_cache_need(const StagingPlan& plan) const {
   int64_t in_use = plan.max_bytes_in_span(static_cast<int64_t>(ring()) * opts_.batch_size);
-  // a cache that holds the whole dataset never has to wait for an eviction
-  int64_t whole = cache_->manifest().total_bytes();
-  int64_t per_rank = std::min(in_use + opts_.lookahead_bytes, whole);
-  return std::min(per_rank * std::max(opts_.local_ranks, 1), whole);
+  return data::node_cache_need(in_use, opts_.lookahead_bytes, cache_->manifest().total_bytes(),
+                               opts_.local_ranks);
 }
 
 void Loader::check_capacity(int64_t need, int64_t epoch) const {
   if (opts_.cache_bytes < need)
-    throw ConfigError("loader: cache capacity " + std::to_string(opts_.cache_bytes) +
-                      " bytes is smaller than the " + std::to_string(need) +
-                      " bytes that must be in the cache at once in epoch " + std::to_string(epoch) +
-                      " (look-ahead " + std::to_string(opts_.lookahead_bytes) + " + shards in use by " +
-                      std::to_string(ring()) + " batches, x" + std::to_string(opts_.local_ranks) +
-                      " local ranks, at most the whole dataset)");
+    throw ConfigError(
+        "loader: cache capacity " + std::to_string(opts_.cache_bytes) + " bytes is smaller than the " +
+        std::to_string(need) + " bytes that must be in the cache at once in epoch " + std::to_string(epoch) +
+        " (look-ahead " + std::to_string(opts_.lookahead_bytes) + " + shards in use by " +
+        std::to_string(ring()) + " batches with a shuffle window of " + std::to_string(window_) +
+        " shard(s), x" + std::to_string(opts_.local_ranks) + " local ranks, at most the whole dataset)");
 }
 
 void Loader::start_at(int64_t epoch, int64_t step) {
@@ -178,6 +195,7 @@ SourcePosition Loader::position() const {
                         {"step", step},
                         {"seed", static_cast<int64_t>(opts_.seed)},
                         {"global_batch", global_batch()},
+                        {"shuffle_window", window_},
                         {"world_size", opts_.world_size},
                         {"rank", opts_.rank}};
 }
@@ -198,6 +216,26 @@ void Loader::restore(const SourcePosition& pos) {
   if (epoch < 0 || step < 0 || step > batches_per_epoch())
     throw ConfigError("loader: position step " + std::to_string(step) + " is outside epoch of " +
                       std::to_string(batches_per_epoch()) + " steps");
+  // The window is part of the order. A position from before it was recorded was
+  // saved by a loader that used the explicit window, or 1 for 0 (strata-train
+  // turned 0 into 1 then). The width 0 resolves to depends on the cache, the
+  // ranks per node and the look-ahead, so a run resumed elsewhere keeps the
+  // checkpoint's width, also in later epochs, rather than its own.
+  auto saved = pos.find("shuffle_window");
+  const int64_t window = saved != pos.end() ? saved->second : std::max<int64_t>(opts_.shuffle_window, 1);
+  if (window < 1)
+    throw ConfigError("loader: position has shuffle window " + std::to_string(window) + ", must be >= 1");
+  if (opts_.shuffle) {
+    if (opts_.shuffle_window > 0 && window != opts_.shuffle_window)
+      throw ConfigError("loader: position was saved with shuffle window " + std::to_string(window) +
+                        " shard(s), this run has " + std::to_string(opts_.shuffle_window) +
+                        " (a window of 0 resumes with the saved one)");
+    if (window != window_) {
+      window_ = window;
+      next_order_epoch_ = -1;  // the order kept for reuse was planned with the other window
+      next_order_.clear();
+    }
+  }
   reset_metrics();  // figures restart with the resumed part of the epoch
   start_at(epoch, step);
 }

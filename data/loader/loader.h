@@ -32,7 +32,10 @@ struct LoaderOptions {
   int local_ranks = 1;     // processes of the job sharing cache_dir (capacity check)
   int64_t batch_size = 1;  // per rank; the global batch is batch_size * world_size
   bool shuffle = true;
-  int64_t shuffle_window = 1;  // shards whose samples are shuffled together
+  // Shards whose samples are shuffled together (the order planner's window).
+  // 0: the widest window the cache holds (shuffle_block.h): the whole epoch when
+  // the dataset fits cache_bytes. Without `shuffle` 0 means 1.
+  int64_t shuffle_window = 0;
   Remainder remainder = Remainder::kDrop;
   int64_t lookahead_bytes = 256ll << 20;  // staged ahead of the batches being collated
   int staging_threads = 4;
@@ -68,9 +71,10 @@ class Loader : public strata::BatchSource {
   void start_epoch(int64_t epoch) override;
   bool next(HostBatch& out) override;
   int64_t batches_per_epoch() const override;
-  // {"epoch", "step" (next global batch of the epoch), "seed", "global_batch"}.
-  // "world_size" and "rank" are informational: restore() accepts any world size
-  // whose global batch is the same.
+  // {"epoch", "step" (next global batch of the epoch), "seed", "global_batch",
+  // "shuffle_window"}. "world_size" and "rank" are informational: restore()
+  // accepts any world size whose global batch is the same, and keeps the saved
+  // window (the order's), also for the epochs after it.
   SourcePosition position() const override;
   void restore(const SourcePosition& pos) override;
   DataMetrics metrics() const override;
@@ -80,6 +84,9 @@ class Loader : public strata::BatchSource {
   ShardCache& cache() { return *cache_; }
   Source& source() { return *source_; }
   int64_t global_batch() const { return opts_.batch_size * opts_.world_size; }
+  // The shuffle window the order uses: options.shuffle_window, or the one 0 resolved
+  // to, or the one a restored position was saved with.
+  int64_t shuffle_window() const { return window_; }
   // Bytes that must fit in the cache at once: the look-ahead plus the shards
   // pinned by the batches being collated, times local_ranks.
   int64_t required_cache_bytes(int64_t epoch) const;
@@ -93,6 +100,7 @@ class Loader : public strata::BatchSource {
   std::vector<SampleRef> rank_order_of(int64_t epoch, int64_t first_step) const;
   int ring() const;
   int64_t node_cache_need(const StagingPlan& plan) const;
+  int64_t resolve_window() const;
 
   LoaderOptions opts_;
   std::unique_ptr<Source> source_;
@@ -100,6 +108,7 @@ class Loader : public strata::BatchSource {
   std::vector<FieldTransform> transforms_;
   std::vector<int64_t> shard_samples_;
   std::vector<int64_t> shard_first_sample_;  // global index of each shard's first sample
+  int64_t window_ = 1;                       // resolved shuffle window
   std::unique_ptr<PrefetchPipeline> pipeline_;
   std::vector<int64_t> next_epoch_first_use_;  // per shard, -1 = unused
   std::vector<SampleRef> next_order_;          // rank order of epoch next_order_epoch_, kept for reuse

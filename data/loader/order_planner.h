@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "data/format/plan_rng.h"  // PlanRng, the generator behind the shuffles
+
 namespace strata::data {
 
 enum class Remainder { kDrop, kPad };
@@ -50,16 +52,5 @@ std::vector<SampleRef> global_order(const std::vector<int64_t>& shard_samples, c
 // the rank consumes it. Throws ConfigError when global_batch % world != 0.
 std::vector<SampleRef> rank_order(const std::vector<SampleRef>& global, int64_t global_batch, int world,
                                   int rank, int64_t first_step = 0);
-
-// The deterministic generator behind the shuffles (splitmix64; the standard
-// library's distributions differ between implementations, this does not).
-class PlanRng {
- public:
-  explicit PlanRng(uint64_t seed) : state_(seed) {}
-  uint64_t next();
-  uint64_t below(uint64_t n);  // uniform in [0, n), n > 0
- private:
-  uint64_t state_;
-};
 
 }  // namespace strata::data

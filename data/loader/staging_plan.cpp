@@ -67,4 +67,9 @@ int64_t StagingPlan::max_bytes_in_span(int64_t span) const {
   return best;
 }
 
+int64_t node_cache_need(int64_t in_use, int64_t lookahead, int64_t whole, int local_ranks) {
+  const int64_t per_rank = std::min(in_use + lookahead, whole);
+  return std::min(per_rank * std::max(local_ranks, 1), whole);
+}
+
 }  // namespace strata::data

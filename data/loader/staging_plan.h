@@ -38,4 +38,12 @@ class StagingPlan {
   std::vector<std::vector<int32_t>> uses_of_shard_;  // per shard, ascending
 };
 
+// Bytes the node cache must hold at once for one dataset: each of `local_ranks`
+// processes pins up to `in_use` bytes of shards for the batches it collates plus
+// `lookahead` staged ahead, and none of it can exceed the whole dataset
+// (`whole`): a cache that holds every shard never waits for an eviction. The
+// loader's capacity check and the width of the default shuffle window
+// (shuffle_block.h) both use this one rule.
+int64_t node_cache_need(int64_t in_use, int64_t lookahead, int64_t whole, int local_ranks);
+
 }  // namespace strata::data

@@ -76,7 +76,11 @@ std::vector<ConfigKey> build_schema() {
       key("data.batch_size", K::Int, at_least(1), STRATA_BIND(data.batch_size),
           "Samples per batch on each rank"),
       key("data.shuffle_window", K::Int, at_least(0), STRATA_BIND(data.shuffle_window),
-          "Shards whose samples are shuffled together; 0 = shuffle the whole epoch"),
+          "Shards whose samples are shuffled together (windows of this many permuted shards); 0 = as many "
+          "as data.cache_bytes holds: the widest window whose worst case (the batches in flight spanning "
+          "two windows, plus data.lookahead_bytes, for every local rank) fits the cache, the whole epoch "
+          "when the dataset fits; strata-train prints the width, a run resumed mid-epoch keeps its "
+          "checkpoint's (docs/loader.md)"),
       key("data.lookahead_bytes", K::Bytes, at_least(0), STRATA_BIND(data.lookahead_bytes),
           "How far ahead of use the stager downloads shards"),
       key("data.staging_threads", K::Int, at_least(1), STRATA_BIND(data.staging_threads),

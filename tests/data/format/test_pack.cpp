@@ -4,6 +4,8 @@
 
 #include <cstring>
 #include <map>
+#include <optional>
+#include <set>
 
 #include "base/error.h"
 #include "data/format/packer.h"
@@ -145,6 +147,101 @@ TEST(Pack, FilesOneSamplePerFileWithClassNames) {
   EXPECT_EQ(as_i64(back[1][3]), 1);
 }
 
+// An ImageFolder-like tree sorted by class: `classes` folders of `per_class`
+// files whose contents say "<class>:<i>".
+void class_tree(const fs::path& root, int classes, int per_class) {
+  for (int c = 0; c < classes; ++c)
+    for (int i = 0; i < per_class; ++i) {
+      char name[32];
+      std::snprintf(name, sizeof name, "f%03d.txt", i);
+      testing::write_file(root / ("class" + std::to_string(c)) / name,
+                          std::to_string(c) + ":" + std::to_string(i));
+    }
+}
+
+// Per shard, the labels it holds, in the order written.
+std::vector<std::vector<int64_t>> labels_per_shard(const fs::path& dir, const Manifest& m) {
+  std::vector<std::vector<int64_t>> out;
+  for (const auto& s : m.shards) {
+    ShardData d = ShardData::read((dir / s.name).string(), m.schema);
+    out.emplace_back();
+    for (int64_t i = 0; i < d.samples(); ++i) {
+      size_t n;
+      out.back().push_back(as_i64(std::string(reinterpret_cast<const char*>(d.sample(1, i, &n)), 8)));
+    }
+  }
+  return out;
+}
+
+// pack_files with a seed writes a permutation: every file once, with its own
+// label, the classes spread over the shards (no shard of one class, while the
+// sorted order makes the first shards one class each); the same seed gives the
+// same order, another seed another.
+TEST(Pack, FilesWithASeedSpreadEveryClassOverTheShards) {
+  auto dir = testing::scratch_dir("pack-files-seed");
+  class_tree(dir / "in", 4, 30);
+  auto pack = [&](const std::string& out, std::optional<uint64_t> seed) {
+    PackOptions o;
+    o.out_url = (dir / out).string();
+    o.shard_bytes = 24 * 14;  // about 24 samples of 6 content bytes + 8 label bytes
+    o.shuffle_seed = seed;
+    Manifest m = pack_files(dir / "in", o);
+    return std::make_pair(m, read_back(dir / out, m));
+  };
+  const auto [sorted_m, sorted] = pack("sorted", std::nullopt);
+  const auto [m, back] = pack("seed0", 0);
+  ASSERT_EQ(back[0].size(), 120u);
+  std::set<std::string> seen;
+  for (size_t i = 0; i < back[0].size(); ++i) {
+    seen.insert(back[0][i]);
+    EXPECT_EQ(std::to_string(as_i64(back[1][i])), back[0][i].substr(0, back[0][i].find(':')))
+        << "file " << back[0][i] << " lost its label";
+  }
+  EXPECT_EQ(seen.size(), 120u) << "every file exactly once";
+  ASSERT_GE(m.shards.size(), 4u);
+  int full = 0;
+  for (const auto& shard : labels_per_shard(dir / "seed0", m)) {
+    std::set<int64_t> classes(shard.begin(), shard.end());
+    if (shard.size() < 12) continue;  // the last one
+    EXPECT_GE(classes.size(), 3u) << "a shard of " << shard.size() << " samples";
+    ++full;
+  }
+  EXPECT_GE(full, 3) << "shards of at least 12 samples checked";
+  const auto sorted_shards = labels_per_shard(dir / "sorted", sorted_m);
+  EXPECT_EQ(std::set<int64_t>(sorted_shards[0].begin(), sorted_shards[0].end()).size(), 1u)
+      << "without a seed the first shard is one class: what the seed is for";
+  EXPECT_EQ(pack("seed0-again", 0).second, back) << "the same seed, the same order";
+  EXPECT_NE(pack("seed1", 1).second, back) << "another seed, another order";
+}
+
+TEST(Pack, IdxWithASeedKeepsEveryImageWithItsLabel) {
+  auto dir = testing::scratch_dir("pack-idx-seed");
+  std::string images = idx_header(0x08, {50, 2, 3}), labels = idx_header(0x08, {50});
+  for (int i = 0; i < 50; ++i) {
+    for (int k = 0; k < 6; ++k) images += static_cast<char>(i * 5 + k);
+    labels += static_cast<char>(i / 5);  // sorted by class
+  }
+  testing::write_file(dir / "img.idx", images);
+  testing::write_file(dir / "lab.idx", labels);
+  PackOptions o;
+  o.out_url = (dir / "out").string();
+  o.shuffle_seed = 3;
+  Manifest m = pack_idx((dir / "img.idx").string(), (dir / "lab.idx").string(), o);
+  auto back = read_back(dir / "out", m);
+  ASSERT_EQ(back[0].size(), 50u);
+  std::set<int> seen;
+  bool moved = false;
+  for (int j = 0; j < 50; ++j) {
+    const int i = static_cast<uint8_t>(back[0][j][0]) / 5;  // the image's index in the file
+    seen.insert(i);
+    moved |= i != j;
+    EXPECT_EQ(back[0][j], images.substr(16 + i * 6, 6));
+    EXPECT_EQ(as_i64(back[1][j]), i / 5) << "image " << i << " lost its label";
+  }
+  EXPECT_EQ(seen.size(), 50u);
+  EXPECT_TRUE(moved) << "a seed must permute";
+}
+
 TEST(Pack, RawTokensDropTrailingPartialRecord) {
   auto dir = testing::scratch_dir("pack-raw");
   std::vector<uint16_t> tok(4 * 9 + 3);
@@ -190,15 +287,57 @@ TEST(PackCli, HelpDocumentsEveryOption) {
   const std::string exe = std::string(bin) + "/strata-pack";
   ASSERT_EQ(std::system((exe + " --help > " + (dir / "help").string()).c_str()), 0);
   const std::string help = testing::read_file(dir / "help");
-  for (const char* opt :
-       {"--images", "--labels", "--out", "--shard-size", "--deflate", "--prefix", "--root", "--input",
-        "--sample-bytes", "--tokens", "--seq-len", "--endpoint", "--region", "--encrypt-key-file"})
+  for (const char* opt : {"--images", "--labels", "--out", "--shard-size", "--deflate", "--prefix", "--root",
+                          "--input", "--sample-bytes", "--tokens", "--seq-len", "--endpoint", "--region",
+                          "--encrypt-key-file", "--seed", "--no-shuffle", "--shuffle"})
     EXPECT_NE(help.find(opt), std::string::npos) << opt;
   // A bad option is a usage error (exit 2) that names it.
   const std::string cmd = exe + " idx --images a --labels b --out " + (dir / "o").string() +
                           " --bogus 1 2> " + (dir / "err").string();
   EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 2);
   EXPECT_NE(testing::read_file(dir / "err").find("--bogus"), std::string::npos);
+}
+
+// strata-pack files permutes by default (seed 0, as the library with seed 0),
+// --no-shuffle keeps the sorted order, and --seed with --no-shuffle, or idx's
+// --seed without --shuffle, is a usage error naming both options.
+TEST(PackCli, FilesArePermutedByDefault) {
+  const char* bin = std::getenv("STRATA_BIN_DIR");
+  if (!bin) GTEST_SKIP() << "STRATA_BIN_DIR not set (run through ctest)";
+  auto dir = testing::scratch_dir("pack-cli-files");
+  class_tree(dir / "in", 4, 30);
+  const std::string exe = std::string(bin) + "/strata-pack";
+  auto run = [&](const std::string& out, const std::string& extra) {
+    const std::string cmd = exe + " files --root " + (dir / "in").string() + " --out " +
+                            (dir / out).string() + " --shard-size 336 --quiet " + extra + " > /dev/null 2> " +
+                            (dir / "err").string();
+    return WEXITSTATUS(std::system(cmd.c_str()));
+  };
+  auto manifest = [&](const std::string& out) {
+    return Manifest::from_json(testing::read_file(dir / out / "manifest.json"), out);
+  };
+  ASSERT_EQ(run("default", ""), 0);
+  ASSERT_EQ(run("sorted", "--no-shuffle"), 0);
+  PackOptions o;
+  o.out_url = (dir / "library").string();
+  o.shard_bytes = 336;
+  o.shuffle_seed = 0;
+  pack_files(dir / "in", o);
+  EXPECT_EQ(read_back(dir / "default", manifest("default")), read_back(dir / "library", manifest("library")));
+  EXPECT_GE(std::set<int64_t>(labels_per_shard(dir / "default", manifest("default"))[0].begin(),
+                              labels_per_shard(dir / "default", manifest("default"))[0].end())
+                .size(),
+            3u);
+  const auto sorted = labels_per_shard(dir / "sorted", manifest("sorted"));
+  EXPECT_EQ(std::set<int64_t>(sorted[0].begin(), sorted[0].end()).size(), 1u);
+  EXPECT_EQ(run("both", "--seed 3 --no-shuffle"), 2);
+  EXPECT_NE(testing::read_file(dir / "err").find("--seed excludes --no-shuffle"), std::string::npos)
+      << testing::read_file(dir / "err");
+  const std::string idx = exe + " idx --images a --labels b --out " + (dir / "o").string() + " --seed 3 2> " +
+                          (dir / "err").string();
+  EXPECT_EQ(WEXITSTATUS(std::system(idx.c_str())), 2);
+  EXPECT_NE(testing::read_file(dir / "err").find("--seed requires --shuffle"), std::string::npos)
+      << testing::read_file(dir / "err");
 }
 
 // A key file of the wrong size is a usage error naming the option, the file and
