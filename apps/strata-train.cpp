@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,7 @@
 #include "train/config/load.h"
 #include "train/config/to_yaml.h"
 #include "train/trainer/config_checks.h"
+#include "train/trainer/stop_signal.h"
 #include "train/trainer/trainer.h"
 
 namespace fs = std::filesystem;
@@ -221,6 +223,10 @@ int dry_run(const TrainConfig& cfg, const std::string& config, bool quiet) {
 // directory and a RunStore (data/store/run_store.h) makes the store hold it.
 bool is_store_url(const std::string& dir) { return dir.rfind("s3://", 0) == 0; }
 
+// A preempted run whose final checkpoint did not reach the store in its grace
+// period (EX_TEMPFAIL: resuming goes on from the checkpoint before it).
+constexpr int kExitUploadIncomplete = 75;
+
 std::string staging_dir_for(const TrainConfig& c, const std::string& url) {
   if (!c.outputs.staging_dir.empty()) return c.outputs.staging_dir;
   const char* cache_env = std::getenv("STRATA_CACHE_DIR");
@@ -253,7 +259,10 @@ data::SourceOptions outputs_source_options(const TrainConfig& c) {
 // committed checkpoint into the staging directory. Returns rank 0's store.
 std::unique_ptr<data::RunStore> open_run_store(const TrainConfig& c, const std::string& url,
                                                const std::string& staging, Communicator& comm) {
-  auto say = [](const std::string& line) { std::printf("strata-train: %s\n", line.c_str()); };
+  auto say = [](const std::string& line) {  // flushed: the line must survive a SIGKILL that follows
+    std::printf("strata-train: %s\n", line.c_str());
+    std::fflush(stdout);
+  };
   auto make = [&](data::RunStore::Log log) {
     data::StoreRotation r{c.checkpoint.keep_last, c.checkpoint.keep_best, c.early_stopping.mode};
     return std::make_unique<data::RunStore>(data::open_source(url, outputs_source_options(c)), staging, r,
@@ -338,10 +347,26 @@ int run(int argc, char** argv) {
   if (!store_url.empty()) store = open_run_store(cfg, store_url, run_dir, *comm);
   Trainer trainer(cfg, run_dir, model, make_task(entry.task, data.task), *comm);
   if (store) {
-    trainer.set_on_checkpoint_saved(
-        [&store](const fs::path& file, int64_t step, std::optional<double> metric) {
-          store->publish(file, step, metric);
-        });
+    trainer.set_on_checkpoint_saved([&store, &cfg](const fs::path& file, int64_t step,
+                                                   std::optional<double> metric) {
+      if (!stop_requested()) return (void)store->publish(file, step, metric);
+      // Preempted: the upload has until checkpoint.preempt_grace_s after the signal.
+      timespec now{};
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      const double left =
+          cfg.checkpoint.preempt_grace_s -
+          (static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec) - stop_requested_at());
+      auto upload = std::async(std::launch::async, [&] { store->publish(file, step, metric); });
+      if (upload.wait_for(std::chrono::duration<double>(std::max(left, 0.0))) == std::future_status::ready)
+        return upload.get();
+      std::fprintf(stderr,
+                   "strata-train: the final checkpoint %s did not reach %s within checkpoint.preempt_grace_s "
+                   "(%g s) of signal %d; the newest checkpoint the store commits is an earlier one\n",
+                   file.filename().c_str(), store->url().c_str(), cfg.checkpoint.preempt_grace_s,
+                   stop_requested());
+      std::fflush(nullptr);
+      std::_Exit(kExitUploadIncomplete);
+    });
     store->start_periodic_sync(cfg.outputs.sync_every_s);
   }
   trainer.set_flops_per_item(entry.train_flops(spec));

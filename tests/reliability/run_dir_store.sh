@@ -21,8 +21,8 @@ W=$(mktemp -d /tmp/strata-run-dir-store.XXXXXX)
 PROXY_PID=
 JOB=
 cleanup() {
-  [ -n "$JOB" ] && kill -9 "$JOB" 2>/dev/null
-  [ -n "$PROXY_PID" ] && kill "$PROXY_PID" 2>/dev/null
+  if [ -n "$JOB" ]; then kill -9 "$JOB" 2>/dev/null || true; fi
+  if [ -n "$PROXY_PID" ]; then kill "$PROXY_PID" 2>/dev/null || true; fi
   rm -rf "$W"
 }
 trap cleanup EXIT
@@ -68,14 +68,14 @@ start() {  # start RUN: a fresh process with a new empty staging directory, in t
     --run-dir "s3://$bucket/$1" >"$W/$1-$n_start.log" 2>&1 &
   JOB=$!
 }
-# wait_log PATTERN: until the proxy has logged a request matching PATTERN (after line $from)
+# wait_request PATTERN: until the proxy has logged a request matching PATTERN (after line $from)
 wait_request() {
-  for _ in $(seq 600); do
+  for _ in $(seq 3000); do
     tail -n +"$from" "$W/proxy.log" | grep -q -E "$1" && return 0
     kill -0 "$JOB" 2>/dev/null || fail "the job ended before a request matching '$1'"
     sleep 0.02
   done
-  fail "no request matching '$1' in 12 s"
+  fail "no request matching '$1' in 60 s"
 }
 # finish RUN KILLED_COMMITS: runs RUN to completion from the store and checks the resume and the weights
 finish() {

@@ -248,6 +248,16 @@ std::vector<ConfigKey> build_schema() {
           "deleted: a save of its step renames it to <name>.unreadable"),
       key("checkpoint.keep_best", K::Bool, any(), STRATA_BIND(checkpoint.keep_best),
           "Also keep the best checkpoint by early_stopping.monitor"),
+      key("checkpoint.async", K::Bool, any(), STRATA_BIND(checkpoint.async_save),
+          "true: a save blocks the step loop only while the state is copied to host memory; writing the "
+          "file (and uploading it, with an s3:// run directory) runs in the background, one save at a "
+          "time (a save that finds the previous one still running waits for it, and says so in "
+          "metrics.jsonl). The checkpoints are the same bytes as with false"),
+      key("checkpoint.preempt_grace_s", K::Float, above(0), STRATA_BIND(checkpoint.preempt_grace_s),
+          "With an s3:// run directory: after SIGTERM, SIGINT or SIGUSR1 the final checkpoint must be "
+          "uploaded and committed within this many seconds of the signal, else strata-train exits with "
+          "status 75 at that moment (the store's newest committed checkpoint is then the one before); "
+          "keep it under the pool's grace period (Kubernetes: terminationGracePeriodSeconds, 30 by default)"),
       key("checkpoint.resume", K::String, any(), STRATA_BIND(checkpoint.resume),
           "\"\" = start fresh; auto = the newest checkpoint in the run directory that loads, naming each "
           "one skipped and why (none there: start fresh; some there, none loads: the run stops); else a "

@@ -140,7 +140,9 @@ struct CheckpointConfig {
   int64_t every_epochs = 1;
   int64_t keep_last = 3;
   bool keep_best = true;
-  std::string resume;  // "" | auto | PATH
+  std::string resume;           // "" | auto | PATH
+  bool async_save = false;      // checkpoint.async
+  double preempt_grace_s = 25;  // checkpoint.preempt_grace_s
   bool operator==(const CheckpointConfig&) const = default;
 };
 

@@ -1,5 +1,6 @@
 #include "train/trainer/checkpointer.h"
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 
@@ -36,8 +37,14 @@ Checkpointer::~Checkpointer() = default;
 Checkpoint Checkpointer::snapshot(const TrainParts& parts, const SourcePosition& loader,
                                   const TrainState& s) {
   Checkpoint ck;
-  for (auto& [n, t] : parts.model.named_parameters()) ck.model[n] = t.to(DType::f32);
-  for (auto& [n, t] : parts.model.named_buffers()) ck.model[n] = t.to(DType::f32);
+  // Copies in host memory, never views of the live tensors: an asynchronous save
+  // writes them while the next steps change the model.
+  auto host_copy = [](const Tensor& t) {
+    Tensor host = t.to(Device::cpu);  // a copy already unless t is on the host
+    return host.same(t) || host.dtype() != DType::f32 ? host.to(DType::f32) : host;
+  };
+  for (auto& [n, t] : parts.model.named_parameters()) ck.model[n] = host_copy(t);
+  for (auto& [n, t] : parts.model.named_buffers()) ck.model[n] = host_copy(t);
   auto os = parts.optimizer.state();
   for (auto& [n, t] : os.tensors) ck.optimizer[n] = t;
   ck.ints[ckpt_key::optimizer_step] = os.step;
@@ -163,24 +170,70 @@ void Checkpointer::restore(const Checkpoint& ck, const TrainParts& parts, BatchS
 void Checkpointer::save(const TrainParts& parts, const SourcePosition& loader, const TrainState& s,
                         double metric, RunLog& log) {
   if (rank_ != 0) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto since_t0 = [&t0] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  double waited = 0;
+  if (in_flight_.valid()) {  // one save at a time
+    if (in_flight_.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+      log.message("checkpoint: the save of step " + std::to_string(s.step) +
+                  " waits for the previous one, still being written or uploaded");
+    in_flight_.get();
+    waited = since_t0();
+  }
+  flush_notes(log);
+  Checkpoint ck = snapshot(parts, loader, s);
+  if (std::isfinite(metric)) ck.scalars[ckpt_key::metric] = metric;
+  const std::optional<double> kept = std::isfinite(metric) ? std::optional<double>(metric) : std::nullopt;
+  if (cfg_.checkpoint.async_save)
+    in_flight_ = std::async(std::launch::async,
+                            [this, ck = std::move(ck), step = s.step, kept] { write(ck, step, kept); });
+  else
+    write(ck, s.step, kept);
+  const double blocked = since_t0();
+  ++times_.saves;
+  times_.blocked_seconds += blocked;
+  times_.waited_seconds += waited;
+  log.record("checkpoint", s.step,
+             {{"blocked_seconds", blocked},
+              {"waited_seconds", waited},
+              {"async", cfg_.checkpoint.async_save ? 1.0 : 0.0}});
+}
+
+void Checkpointer::write(const Checkpoint& ck, int64_t step, std::optional<double> metric) {
   fs::path dir = fs::path(run_dir_) / "checkpoints";
   fs::create_directories(dir);
   sweep_dead_temporaries(dir);  // left by writers killed while saving (a live writer's stays)
-  Checkpoint ck = snapshot(parts, loader, s);
-  if (std::isfinite(metric)) ck.scalars[ckpt_key::metric] = metric;
-  if (!rotation_) {  // adopts the checkpoints already there (a resumed run)
+  if (!rotation_) {             // adopts the checkpoints already there (a resumed run)
     RotationOptions ro;
     ro.keep_last = cfg_.checkpoint.keep_last;  // 0 keeps every checkpoint
     ro.not_adopted = resume_skipped_;
-    ro.notify = [&log](const std::string& line) { log.message(line); };
+    ro.notify = [this](const std::string& line) {
+      std::lock_guard<std::mutex> lock(notes_mu_);
+      notes_.push_back(line);
+    };
     ro.keep_best = cfg_.checkpoint.keep_best;
     ro.mode = cfg_.early_stopping.mode;  // the monitored metric's direction
     ro.prefix = "step";
     rotation_ = std::make_unique<CheckpointRotation>(dir, ro);
   }
   const fs::path file = rotation_->save(ck);
-  if (on_saved_)
-    on_saved_(file, s.step, std::isfinite(metric) ? std::optional<double>(metric) : std::nullopt);
+  if (on_saved_) on_saved_(file, step, metric);
+}
+
+void Checkpointer::flush_notes(RunLog& log) {
+  std::vector<std::string> notes;
+  {
+    std::lock_guard<std::mutex> lock(notes_mu_);
+    notes.swap(notes_);
+  }
+  for (const std::string& line : notes) log.message(line);
+}
+
+void Checkpointer::finish(RunLog& log) {
+  if (in_flight_.valid()) in_flight_.get();
+  flush_notes(log);
 }
 
 void Checkpointer::check_resume_path() const {

@@ -11,7 +11,9 @@
 #pragma once
 #include <filesystem>
 #include <functional>
+#include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,6 +63,17 @@ class Checkpointer {
       std::function<void(const std::filesystem::path& file, int64_t step, std::optional<double> metric)>;
   void set_on_saved(SavedHook hook) { on_saved_ = std::move(hook); }
 
+  // checkpoint.async: waits for the save in flight; its error propagates.
+  void finish(RunLog& log);
+  // Of this run's saves so far (rank 0): how many, the seconds the step loop
+  // was blocked by them (waiting for the previous save included) and the
+  // seconds of that spent waiting for a previous save.
+  struct SaveTimes {
+    int64_t saves = 0;
+    double blocked_seconds = 0, waited_seconds = 0;
+  };
+  const SaveTimes& save_times() const { return times_; }
+
   static Checkpoint snapshot(const TrainParts& parts, const SourcePosition& loader, const TrainState& state);
   // Throws ConfigError when `ck` is another model's (names the tensor and the changed config keys).
   static void check_fits(const Checkpoint& ck, const TrainParts& parts);
@@ -70,7 +83,17 @@ class Checkpointer {
   const TrainConfig& cfg_;
   std::string run_dir_;
   int rank_;
+  // Writes `ck` through the rotation and calls on_saved_ (the background thread's work with
+  // checkpoint.async).
+  void write(const Checkpoint& ck, int64_t step, std::optional<double> metric);
+  // Lines the rotation had for the log while writing in the background, logged by the caller's thread.
+  void flush_notes(RunLog& log);
+
   SavedHook on_saved_;
+  std::future<void> in_flight_;  // checkpoint.async: the save being written
+  std::mutex notes_mu_;
+  std::vector<std::string> notes_;
+  SaveTimes times_;
   std::unique_ptr<CheckpointRotation> rotation_;  // rank 0, made at the first save
   // The checkpoints resume=auto could not load: the rotation never adopts them,
   // so never deletes them.

@@ -1,5 +1,7 @@
 #include "train/trainer/stop_signal.h"
 
+#include <time.h>
+
 #include <atomic>
 #include <csignal>
 
@@ -7,12 +9,18 @@ namespace strata {
 namespace {
 
 std::atomic<int> g_stop{0};
+std::atomic<double> g_stop_at{0};  // lock-free: stored from the handler
 
 void on_signal(int sig) {
   if (g_stop.load() == sig) {  // second signal: give up on a clean stop
     std::signal(sig, SIG_DFL);
     std::raise(sig);
     return;
+  }
+  if (g_stop.load() == 0) {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);  // async-signal-safe
+    g_stop_at.store(static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec));
   }
   g_stop.store(sig);
 }
@@ -26,6 +34,7 @@ void install_stop_handlers() {
 }
 
 int stop_requested() { return g_stop.load(); }
+double stop_requested_at() { return g_stop_at.load(); }
 void request_stop(int s) { g_stop.store(s); }
 
 }  // namespace strata

@@ -7,6 +7,9 @@ namespace strata {
 void install_stop_handlers();
 // 0 when no stop was requested, else the signal number.
 int stop_requested();
+// When the first stop signal arrived, in seconds of CLOCK_MONOTONIC (0: none
+// yet): a preempted run's grace period counts from there.
+double stop_requested_at();
 void request_stop(int signal_number);
 
 }  // namespace strata

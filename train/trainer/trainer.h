@@ -71,6 +71,9 @@ struct TrainSummary {
   int64_t stopped_at_epoch = -1;
   int interrupted_by_signal = 0;
   int64_t skipped_steps = 0;  // fp16 overflow
+  // Checkpoint saves of this run (rank 0) and the step loop's time blocked by them.
+  int64_t checkpoint_saves = 0;
+  double checkpoint_blocked_seconds = 0, checkpoint_waited_seconds = 0;
   int64_t remote_requests = 0, remote_bytes = 0;
   // The training loader's counters summed over the ranks and the run's
   // logging intervals: the sum of metrics.jsonl's "data" rows (this process's

@@ -68,6 +68,7 @@ TrainSummary Trainer::run_fit(BatchSource& train, BatchSource* val, BatchSource*
     end_epoch(train, s);
   }
   feeder_.reset();
+  checkpointer_.finish(reporter_.log());  // checkpoint.async: the last save is written (and uploaded)
   if (!stop_signal_) evaluator_.restore_best_weights(s, reporter_.log());
   return summarize(s, test);
 }

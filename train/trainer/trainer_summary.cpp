@@ -46,6 +46,9 @@ TrainSummary Trainer::summarize(const TrainState& st, BatchSource* test) {
   s.stopped_at_epoch = s.stopped_early ? evaluator_.stopped_at_epoch() + 1 : -1;
   s.interrupted_by_signal = stop_signal_;
   s.skipped_steps = st.skipped_steps;
+  s.checkpoint_saves = checkpointer_.save_times().saves;
+  s.checkpoint_blocked_seconds = checkpointer_.save_times().blocked_seconds;
+  s.checkpoint_waited_seconds = checkpointer_.save_times().waited_seconds;
   IoTotals mine;  // every request of this process's sources, manifests included
   std::vector<const BatchSource*> sources;
   for (const BatchSource* src : {train_, val_, test})
@@ -122,6 +125,9 @@ std::string TrainSummary::to_json() const {
   if (stopped_early) j["stopped_at_epoch"] = stopped_at_epoch;
   j["interrupted_by_signal"] = interrupted_by_signal;
   j["skipped_steps"] = skipped_steps;
+  j["checkpoint_saves"] = checkpoint_saves;
+  j["checkpoint_blocked_seconds"] = checkpoint_blocked_seconds;
+  j["checkpoint_waited_seconds"] = checkpoint_waited_seconds;
   j["remote_requests"] = remote_requests;
   j["remote_bytes"] = remote_bytes;
   const LoaderCounters& l = train_loader;

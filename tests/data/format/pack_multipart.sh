@@ -15,8 +15,8 @@ SRC=$2
 W=$(mktemp -d /tmp/strata-pack-multipart.XXXXXX)
 PROXY_PID=
 cleanup() {
-  [ -n "$PROXY_PID" ] && kill "$PROXY_PID" 2>/dev/null
-  [ -n "${KEEP:-}" ] && echo "kept $W" || rm -rf "$W"
+  if [ -n "$PROXY_PID" ]; then kill "$PROXY_PID" 2>/dev/null || true; fi
+  rm -rf "$W"
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; exit 1; }

@@ -85,10 +85,12 @@ with h5py.File(a) as fa, h5py.File(b) as fb:
 print(f"final checkpoint {os.path.basename(a)}: {len(names)} model tensors bit-identical")
 sa = json.load(open(os.path.join(full, "summary.json")))
 sb = json.load(open(os.path.join(cut, "summary.json")))
-# timing, remote I/O and this process's allocator figures differ between runs, and
-# run.json's record of the invocation (the resumed one's command line has its resume key)
+# timing, remote I/O and this process's allocator figures differ between runs, as
+# do the saves each process made and the time they took, and run.json's record
+# of the invocation (the resumed one's command line has its resume key)
 timing = {"command_line", "overrides", "started_at", "wall_seconds", "samples_per_second", "items_per_second", "flops_per_second", "mfu", "data_wait_fraction", "remote_requests", "remote_bytes", "train_loader",
-          "memory_in_use_bytes", "memory_peak_bytes", "memory_cached_bytes", "memory_allocations"}
+          "memory_in_use_bytes", "memory_peak_bytes", "memory_cached_bytes", "memory_allocations",
+          "checkpoint_saves", "checkpoint_blocked_seconds", "checkpoint_waited_seconds"}
 assert sa.keys() == sb.keys(), f"summary.json keys differ: {sorted(sa.keys() ^ sb.keys())}"
 for k in sa:
     if k in timing: continue
