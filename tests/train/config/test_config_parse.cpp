@@ -150,7 +150,8 @@ TrainConfig every_key_changed() {
   c.clipping = {1.0};
   c.early_stopping = {true, "val_accuracy", "max", 3, 0.001, false};
   c.checkpoint = {100, 2, 0, false, "auto", true, 12.5};
-  c.outputs = {"/nvme/stage", 5.5, int64_t{32} << 20, 3, "https://s3.example", "eu-west-1", "runs", "/ca.pem"};
+  c.outputs = {"/nvme/stage", 5.5,    int64_t{32} << 20, 3, "https://s3.example",
+               "eu-west-1",   "runs", "/ca.pem"};
   c.logging = {10, false, "off", 9400, "0.0.0.0"};
   c.distributed = {"nccl", "bf16"};
   c.seed = 123456789012;
