@@ -62,10 +62,12 @@ port=$(sed -n 's/listening on //p' "$W/proxy.out")
 STORE=(data.s3.endpoint="http://127.0.0.1:$port" outputs.part_bytes=64KiB outputs.connections=2 outputs.sync_every_s=0.5
        checkpoint.resume=auto)
 n_start=0
-start() {  # start RUN: a fresh process with a new empty staging directory, in the background
+start() {  # start RUN [KEY=VALUE...]: a fresh process with a new empty staging directory, in the background
+  local run=$1
+  shift
   n_start=$((n_start + 1))
-  "$BIN/strata-train" "${ARGS[@]}" "${STORE[@]}" outputs.staging_dir="$W/staging-$n_start" \
-    --run-dir "s3://$bucket/$1" >"$W/$1-$n_start.log" 2>&1 &
+  "$BIN/strata-train" "${ARGS[@]}" "${STORE[@]}" "$@" outputs.staging_dir="$W/staging-$n_start" \
+    --run-dir "s3://$bucket/$run" >"$W/$run-$n_start.log" 2>&1 &
   JOB=$!
 }
 # wait_request PATTERN: until the proxy has logged a request matching PATTERN (after line $from)
@@ -77,9 +79,9 @@ wait_request() {
   done
   fail "no request matching '$1' in 60 s"
 }
-# finish RUN KILLED_COMMITS: runs RUN to completion from the store and checks the resume and the weights
+# finish RUN [KEY=VALUE...]: runs RUN to completion from the store and checks the weights
 finish() {
-  start "$1"
+  start "$@"
   wait_exit "$JOB" 600
   [ "$JOB_RC" -eq 0 ] || fail "$1: the resumed run failed: $(tail -3 "$W/$1-$n_start.log")"
   final=$(s3 "$bucket/$1/checkpoints/latest.json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["checkpoint"])')
@@ -129,7 +131,7 @@ partial=0 open_at_kill=0 prev_newest='' prev_opened=0
 for k in $(seq "$KILLS"); do
   r=$((1 + RANDOM % 100))
   from=$(( $(wc -l <"$W/proxy.log") + 1 ))
-  start random
+  start random checkpoint.async=true
   for _ in $(seq 1500); do
     [ "$(tail -n +"$from" "$W/proxy.log" | grep -c -E "^[0-9]+ (PUT|POST|DELETE) /$bucket/random/checkpoints/" || true)" -ge "$r" ] && break
     kill -0 "$JOB" 2>/dev/null || break
@@ -147,10 +149,52 @@ for k in $(seq "$KILLS"); do
   echo "kill $k after $r save requests: resumed from step ${got:-none} (newest committed before this start: ${prev_newest:-none}), newest committed now ${newest:-none}, uploads open ${opened}"
   prev_newest=$newest prev_opened=$opened
 done
-finish random
+finish random checkpoint.async=true
 got=$(resumed_step "$W/random-$n_start.log")
 [ "${got:-}" != "$prev_newest" ] && partial=$((partial + 1))
 echo "3. seed $SEED: $KILLS kills, $open_at_kill of them inside an upload; $partial resumes from other than the newest committed checkpoint; $(open_uploads random) uploads open at the end; same final weights"
 [ "$partial" -eq 0 ] || fail "3: $partial resumes did not take the newest committed checkpoint"
+# the saves there were asynchronous, each upload longer than the 20 steps between saves
+grep -q "waits for the previous one" "$W/random-$n_start.log" || fail "3: no asynchronous save waited for an upload"
+echo "   (checkpoint.async=true: $(grep -c "waits for the previous one" "$W/random-$n_start.log") saves of the last run waited for the previous upload)"
+
+# 4. another number of ranks: killed after a commit, resumed on 2 ranks of half the batch
+from=$(( $(wc -l <"$W/proxy.log") + 1 ))
+start elastic
+wait_request "PUT /$bucket/elastic/checkpoints/latest.json"
+kill -9 "$JOB"; wait "$JOB" 2>/dev/null || true
+before=$(committed elastic | tail -1)
+n_start=$((n_start + 1))
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 600 mpirun --oversubscribe --bind-to none -np 2 \
+  "$BIN/strata-train" "${ARGS[@]}" "${STORE[@]}" data.batch_size=50 outputs.staging_dir="$W/staging-$n_start" \
+  --run-dir "s3://$bucket/elastic" >"$W/elastic-$n_start.log" 2>&1 || fail "4: the 2-rank resume failed: $(tail -3 "$W/elastic-$n_start.log")"
+got=$(resumed_step "$W/elastic-$n_start.log")
+[ "$got" = "$before" ] || fail "4: the 2-rank run resumed step '$got'; the newest committed was $before"
+s3 "$bucket/elastic/summary.json" | python3 -c 'import json,sys; s = json.load(sys.stdin); assert s["world_size"] == 2 and s["steps"] == 200, s' ||
+  fail "4: the store's summary.json is not the 2-rank run's"
+echo "4. killed after the commit of step $before on 1 rank: resumed from it on 2 ranks, 200 steps"
+
+# 5. preemption: SIGTERM, the final checkpoint uploaded within checkpoint.preempt_grace_s or exit 75
+#    (no periodic saves: the stop's is the run's only checkpoint, saved after the signal)
+for grace in 60 0.01; do
+  start "preempt-$grace" checkpoint.preempt_grace_s=$grace checkpoint.every_steps=0
+  wait_step "$W/staging-$n_start" "$JOB" 25
+  kill -TERM "$JOB"
+  wait_exit "$JOB" 120
+  saved=$(newest_checkpoint "$W/staging-$n_start" | sed 's/step-0*\([0-9][0-9]*\)\.h5/\1/')
+  latest=$(committed "preempt-$grace" | tail -1)
+  [ -n "$saved" ] || fail "5: SIGTERM saved no checkpoint"
+  if [ "$grace" = 60 ]; then
+    [ "$JOB_RC" -eq 143 ] || fail "5: exit status $JOB_RC after SIGTERM with time to upload, not 143"
+    [ "$latest" = "$saved" ] || fail "5: the store commits step '$latest', the final checkpoint was step $saved"
+    [ "$(open_uploads "preempt-$grace")" -eq 0 ] || fail "5: an upload was left open"
+    echo "5. SIGTERM, grace 60 s: exit 143, the final checkpoint (step $saved) committed in the store"
+  else
+    [ "$JOB_RC" -eq 75 ] || fail "5: exit status $JOB_RC after SIGTERM with no time to upload, not 75"
+    [ -z "$latest" ] || fail "5: the store commits step $latest though the final upload (step $saved) was cut short"
+    grep -q "did not reach" "$W/preempt-$grace-$n_start.log" || fail "5: exit 75 without saying why"
+    echo "5. SIGTERM, grace 0.01 s: exit 75, the final checkpoint (step $saved) not committed in the store"
+  fi
+done
 figure kills "SIGKILLs of a job with an s3:// run directory, resumed from the store on an empty node" $((KILLS + 2))
 echo PASS
