@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -121,10 +122,17 @@ CheckpointCommit RunStore::publish(const fs::path& file, int64_t step, std::opti
   c.step = step;
   c.metric = metric;
   const std::string key = "checkpoints/" + c.name, record = c.to_json();
-  store_->put_file(key, file);                                                           // 1. the object
+  const auto t0 = std::chrono::steady_clock::now();
+  store_->put_file(key, file);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();      // 1. the object
   store_->put(key + kCommitSuffix, std::vector<uint8_t>(record.begin(), record.end()));  // 2. its commit
   store_->put("checkpoints/latest.json", std::vector<uint8_t>(record.begin(), record.end()));
   rotate(c.name);  // 3. only now may older ones go
+  char rate[160];
+  std::snprintf(rate, sizeof rate, "run store: committed %s (%.1f MB uploaded in %.2f s, %.0f MB/s)",
+                c.name.c_str(), c.bytes / 1e6, seconds, seconds > 0 ? c.bytes / 1e6 / seconds : 0.0);
+  log_(rate);
   return c;
 }
 

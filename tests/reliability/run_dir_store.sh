@@ -90,6 +90,12 @@ finish() {
     fail "$1: the final weights differ from the uninterrupted run's: $(cat "$W/same.txt")"
   s3 "$bucket/$1/summary.json" -o "$W/$1-summary.json" || fail "$1: no summary.json in the store"
   [ "$(open_uploads "$1")" -eq 0 ] || fail "$1: multipart uploads left open at the end"
+  # the store's rotation: checkpoint.keep_last 3, and the best by the test loss if it is older
+  local kept objects
+  kept=$(committed "$1" | wc -l)
+  objects=$(s3 "$bucket?list-type=2&prefix=$1%2Fcheckpoints%2F" | { grep -o '<Key>[^<]*\.h5</Key>' || true; } | wc -l)
+  [ "$kept" -ge 3 ] && [ "$kept" -le 4 ] || fail "$1: the store commits $kept checkpoints; keep_last 3 and the best"
+  [ "$objects" -eq "$kept" ] || fail "$1: $objects checkpoint objects for $kept commit records"
 }
 
 # 1. during an upload: after the first commit, the third part of the next checkpoint is on its way

@@ -1,5 +1,9 @@
 #include "train/trainer/checkpointer.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -17,6 +21,8 @@ namespace strata {
 namespace fs = std::filesystem;
 
 namespace {
+
+constexpr int kWriterNice = 10;  // checkpoint.async's writer thread: this much nicer than the process
 
 void collect_dropouts(const Module& m, const std::string& prefix,
                       std::vector<std::pair<std::string, Dropout*>>& out) {
@@ -187,8 +193,13 @@ void Checkpointer::save(const TrainParts& parts, const SourcePosition& loader, c
   if (std::isfinite(metric)) ck.scalars[ckpt_key::metric] = metric;
   const std::optional<double> kept = std::isfinite(metric) ? std::optional<double>(metric) : std::nullopt;
   if (cfg_.checkpoint.async_save)
-    in_flight_ = std::async(std::launch::async,
-                            [this, ck = std::move(ck), step = s.step, kept] { write(ck, step, kept); });
+    in_flight_ = std::async(std::launch::async, [this, ck = std::move(ck), step = s.step, kept] {
+      // Below the training threads: the step loop keeps the cores while the file
+      // is written and uploaded (the upload's part threads inherit the priority).
+      const auto tid = static_cast<id_t>(::syscall(SYS_gettid));
+      ::setpriority(PRIO_PROCESS, tid, std::min(19, ::getpriority(PRIO_PROCESS, tid) + kWriterNice));
+      write(ck, step, kept);
+    });
   else
     write(ck, s.step, kept);
   const double blocked = since_t0();
