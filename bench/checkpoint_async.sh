@@ -6,11 +6,12 @@
 # the same run without checkpoints. One run per row, in this order, on the same
 # machine; figures from each run's summary.json. Report:
 # $STRATA_BENCH_OUT/checkpoint_async.md.
-#   STEPS (200)  EVERY (20: a save every EVERY steps)  RGW_PORT (27980)  MON_PORT (27289)
+#   STEPS (200)  EVERY (20: a save every EVERY steps)  CONFIGS ("fashion_mnist_cnn gpt_tiny")
+#   RUNS ("none sync async": which rows)  RGW_PORT (27980)  MON_PORT (27289)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/bin:$PATH"
-STEPS=${STEPS:-200} EVERY=${EVERY:-20}
+STEPS=${STEPS:-200} EVERY=${EVERY:-20} CONFIGS=${CONFIGS:-fashion_mnist_cnn gpt_tiny} RUNS=${RUNS:-none sync async}
 OUT=${STRATA_BENCH_OUT:-build/bench-results/$(date -u +%Y-%m-%d)}
 mkdir -p "$OUT"
 BIN=${BIN:-build/bin}
@@ -30,14 +31,16 @@ trap cleanup EXIT
 RGW_BUCKETS=cka nice -n 19 scripts/rgw.sh up >"$W/rgw.env" 2>"$W/rgw.log" || { cat "$W/rgw.log" >&2; exit 1; }
 source "$W/rgw.env"
 
+n_row=0
 row() {  # row CONFIG NAME [KEY=VALUE...]: one run; prints its figures as a table row
   local config=$1 name=$2
   shift 2
+  n_row=$((n_row + 1))  # every row on its own run directory and staging directory
   "$BIN/strata-train" --config "configs/$config.yaml" trainer.max_steps="$STEPS" logging.console=plain \
-    schedule.warmup_steps=$((STEPS / 10)) data.s3.endpoint="$S3_ENDPOINT" outputs.staging_dir="$W/staging-$config-$name" "$@" \
-    --run-dir "s3://cka/$config-$name" >"$W/$config-$name.log" 2>&1 ||
+    schedule.warmup_steps=$((STEPS / 10)) data.s3.endpoint="$S3_ENDPOINT" outputs.staging_dir="$W/staging-$n_row" "$@" \
+    --run-dir "s3://cka/$config-$name-$n_row" >"$W/$config-$name.log" 2>&1 ||
     { tail -5 "$W/$config-$name.log" >&2; exit 1; }
-  python3 - "$W/staging-$config-$name/summary.json" "$config" "$name" <<'PY'
+  python3 - "$W/staging-$n_row/summary.json" "$config" "$name" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 n = s["checkpoint_saves"]
@@ -55,10 +58,13 @@ PY
   echo
   echo "| config | run | saves | blocked ms per save | waited s (all saves) | step rate |"
   echo "| --- | --- | ---: | ---: | ---: | ---: |"
-  for config in fashion_mnist_cnn gpt_tiny; do
-    row "$config" none checkpoint.every_steps=0 checkpoint.every_epochs=0
-    row "$config" sync checkpoint.every_steps="$EVERY" checkpoint.async=false
-    row "$config" async checkpoint.every_steps="$EVERY" checkpoint.async=true
+  for config in $CONFIGS; do
+    for run in $RUNS; do
+      case $run in
+        none) row "$config" none checkpoint.every_steps=0 checkpoint.every_epochs=0 ;;
+        *) row "$config" "$run" checkpoint.every_steps="$EVERY" checkpoint.async=$([ "$run" = async ] && echo true || echo false) ;;
+      esac
+    done
   done
 } | tee "$OUT/checkpoint_async.md"
 echo "report: $OUT/checkpoint_async.md"

@@ -58,7 +58,7 @@ fs::path CheckpointRotation::save(const Checkpoint& ck) {
   save_checkpoint(ck, info.path);
   fault_point("checkpoint.before_rotation", info.path.string());
   add(info);
-  prune();
+  prune(info.path);  // a save into a directory of newer checkpoints keeps what it saved
   return info.path;
 }
 
@@ -104,7 +104,7 @@ std::optional<CheckpointInfo> CheckpointRotation::latest() const {
   return entries_.back();
 }
 
-void CheckpointRotation::prune() {
+void CheckpointRotation::prune(const fs::path& keep) {
   if (opt_.keep_last == 0) return;  // keeps every checkpoint
   auto b = opt_.keep_best ? best() : std::nullopt;
   const size_t n = entries_.size();
@@ -113,7 +113,7 @@ void CheckpointRotation::prune() {
   std::vector<CheckpointInfo> kept;
   for (size_t i = 0; i < n; ++i) {
     const auto& e = entries_[i];
-    if (i >= keep_from || (b && e.path == b->path)) {
+    if (i >= keep_from || (b && e.path == b->path) || e.path == keep) {
       kept.push_back(e);
       continue;
     }

@@ -36,8 +36,10 @@ class CheckpointRotation {
   std::filesystem::path save(const Checkpoint& ck);
   std::filesystem::path path_for(int64_t step) const;
 
-  // Deletes what the policy no longer keeps.
-  void prune();
+  // Deletes what the policy no longer keeps, never `keep` (save() passes the
+  // checkpoint it just wrote: newer ones already there must not rotate it away,
+  // as a run that publishes each save reads it back).
+  void prune(const std::filesystem::path& keep = {});
   const std::vector<CheckpointInfo>& entries() const { return entries_; }  // by step
   std::optional<CheckpointInfo> best() const;
   std::optional<CheckpointInfo> latest() const;

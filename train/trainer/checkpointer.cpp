@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kWriterNice = 10;  // checkpoint.async's writer thread: this much nicer than the process
+constexpr int kWriterNice = 19;  // checkpoint.async's writer thread: this much nicer than the process
 
 void collect_dropouts(const Module& m, const std::string& prefix,
                       std::vector<std::pair<std::string, Dropout*>>& out) {
