@@ -278,6 +278,21 @@ TEST(Checkpoint, RotationMaxModeAndNoMetric) {
   EXPECT_EQ(files_in(dir.path()), (std::set<std::string>{"ckpt-000000003.h5"}));
 }
 
+// A fresh run saving into a directory of newer checkpoints keeps what it saved
+// (an s3:// run directory publishes each save right after it: it must be there).
+TEST(Checkpoint, RotationKeepsTheCheckpointItJustSaved) {
+  TempDir dir;
+  {
+    CheckpointRotation old_run(dir.path(), {.keep_last = 2, .keep_best = false, .mode = "min"});
+    for (int64_t step : {100, 200, 300}) old_run.save(sample(step));
+  }
+  CheckpointRotation rot(dir.path(), {.keep_last = 2, .keep_best = false, .mode = "min"});
+  const auto saved = rot.save(sample(10));
+  EXPECT_TRUE(std::filesystem::exists(saved));
+  EXPECT_EQ(files_in(dir.path()), (std::set<std::string>{"ckpt-000000010.h5", "ckpt-000000200.h5",
+                                                         "ckpt-000000300.h5"}));
+}
+
 TEST(Checkpoint, RotationKeepLastZeroKeepsAll) {
   TempDir dir;
   CheckpointRotation rot(dir.path(), {.keep_last = 0, .keep_best = true, .mode = "min"});
