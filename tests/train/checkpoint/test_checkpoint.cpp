@@ -289,8 +289,8 @@ TEST(Checkpoint, RotationKeepsTheCheckpointItJustSaved) {
   CheckpointRotation rot(dir.path(), {.keep_last = 2, .keep_best = false, .mode = "min"});
   const auto saved = rot.save(sample(10));
   EXPECT_TRUE(std::filesystem::exists(saved));
-  EXPECT_EQ(files_in(dir.path()), (std::set<std::string>{"ckpt-000000010.h5", "ckpt-000000200.h5",
-                                                         "ckpt-000000300.h5"}));
+  EXPECT_EQ(files_in(dir.path()),
+            (std::set<std::string>{"ckpt-000000010.h5", "ckpt-000000200.h5", "ckpt-000000300.h5"}));
 }
 
 TEST(Checkpoint, RotationKeepLastZeroKeepsAll) {
