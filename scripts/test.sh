@@ -33,11 +33,12 @@ stage() { echo "[test] $* ($(( $(date +%s) - t0 )) s since the start)"; }
 # python3-yaml: bench_peer_schedule_test reads strata's configs. clang,
 # libclang-rt-dev (libFuzzer) and ninja-build: scripts/fuzz.sh. clang-format:
 # the format check below (Debian's version, so that every machine formats alike).
+# python3-jsonschema: deploy_manifests validates deploy/kubernetes against its schemas.
 TEST_PACKAGES=(
   ceph-mon ceph-osd radosgw ceph-common curl uuid-runtime procps
   dataset-fashion-mnist bible-kjv hdf5-tools python3-h5py iproute2
   stunnel4 openssl python3-venv strace libdnnl-dev python3-yaml
-  clang libclang-rt-dev ninja-build clang-format
+  clang libclang-rt-dev ninja-build clang-format python3-jsonschema
 )
 scripts/apt-install.sh test "${TEST_PACKAGES[@]}"
 
