@@ -11,6 +11,7 @@
 #include <ctime>
 #include <filesystem>
 #include <future>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -272,6 +273,7 @@ std::unique_ptr<data::RunStore> open_run_store(const TrainConfig& c, const std::
   if (comm.rank() == 0) {
     store = make(say);
     store->clean_up_after_a_crash();
+    store->fetch_logs({"train.log", "metrics.jsonl"});
     if (c.checkpoint.resume == "auto" && !store->fetch_latest())
       say("run store: " + url + " commits no checkpoint yet");
   }
@@ -347,18 +349,26 @@ int run(int argc, char** argv) {
   if (!store_url.empty()) store = open_run_store(cfg, store_url, run_dir, *comm);
   Trainer trainer(cfg, run_dir, model, make_task(entry.task, data.task), *comm);
   if (store) {
-    trainer.set_on_checkpoint_saved([&store, &cfg](const fs::path& file, int64_t step,
-                                                   std::optional<double> metric) {
-      if (!stop_requested()) return (void)store->publish(file, step, metric);
+    // Each upload's figures become a checkpoint_upload row of metrics.jsonl.
+    auto figures = [](const data::RunStore::Published& p) {
+      const double mb = static_cast<double>(p.commit.bytes) / 1e6;
+      return std::map<std::string, double>{
+          {"bytes", static_cast<double>(p.commit.bytes)},
+          {"upload_seconds", p.upload_seconds},
+          {"upload_mb_per_s", p.upload_seconds > 0 ? mb / p.upload_seconds : 0.0}};
+    };
+    trainer.set_on_checkpoint_saved([&store, &cfg, figures](const fs::path& file, int64_t step,
+                                                            std::optional<double> metric) {
+      if (!stop_requested()) return figures(store->publish(file, step, metric));
       // Preempted: the upload has until checkpoint.preempt_grace_s after the signal.
       timespec now{};
       clock_gettime(CLOCK_MONOTONIC, &now);
       const double left =
           cfg.checkpoint.preempt_grace_s -
           (static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec) - stop_requested_at());
-      auto upload = std::async(std::launch::async, [&] { store->publish(file, step, metric); });
+      auto upload = std::async(std::launch::async, [&] { return store->publish(file, step, metric); });
       if (upload.wait_for(std::chrono::duration<double>(std::max(left, 0.0))) == std::future_status::ready)
-        return upload.get();
+        return figures(upload.get());
       std::fprintf(stderr,
                    "strata-train: the final checkpoint %s did not reach %s within checkpoint.preempt_grace_s "
                    "(%g s) of signal %d; the newest checkpoint the store commits is an earlier one\n",

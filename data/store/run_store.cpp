@@ -110,7 +110,7 @@ std::pair<int, int> RunStore::clean_up_after_a_crash() {
   return {aborted, static_cast<int>(orphans.size())};
 }
 
-CheckpointCommit RunStore::publish(const fs::path& file, int64_t step, std::optional<double> metric) {
+RunStore::Published RunStore::publish(const fs::path& file, int64_t step, std::optional<double> metric) {
   CheckpointCommit c;
   c.name = file.filename().string();
   if (!is_checkpoint_name(c.name))
@@ -133,7 +133,7 @@ CheckpointCommit RunStore::publish(const fs::path& file, int64_t step, std::opti
   std::snprintf(rate, sizeof rate, "run store: committed %s (%.1f MB uploaded in %.2f s, %.0f MB/s)",
                 c.name.c_str(), c.bytes / 1e6, seconds, seconds > 0 ? c.bytes / 1e6 / seconds : 0.0);
   log_(rate);
-  return c;
+  return {c, seconds};
 }
 
 void RunStore::rotate(const std::string& just_committed) {
@@ -211,6 +211,27 @@ std::optional<fs::path> RunStore::fetch_latest() {
     }
   }
   return chosen;
+}
+
+int RunStore::fetch_logs(const std::vector<std::string>& names) {
+  int fetched = 0;
+  for (const std::string& name : names) {
+    const fs::path local = staging_ / name;
+    if (fs::exists(local)) continue;  // this node's copy is the newer one
+    bool stored = false;
+    for (const ObjectInfo& o : store_->list(name)) stored = stored || o.key == name;
+    if (!stored) continue;
+    fs::create_directories(local.parent_path());
+    const fs::path tmp = staging_ / (name + ".download");
+    store_->get_to_file(name, tmp);
+    fs::rename(tmp, local);
+    std::lock_guard<std::mutex> lock(sync_mu_);
+    synced_[name] = size_and_mtime(local);  // the store has these bytes already
+    log_("run store: fetched " + url() + name + " (" + std::to_string(fs::file_size(local)) +
+         " bytes): this process appends to it");
+    ++fetched;
+  }
+  return fetched;
 }
 
 void RunStore::start_periodic_sync(double seconds) {

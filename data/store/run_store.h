@@ -66,8 +66,13 @@ class RunStore {
   std::pair<int, int> clean_up_after_a_crash();
 
   // Uploads `file` (a checkpoint in staging/checkpoints) and commits it;
-  // applies the rotation. Returns the commit record.
-  CheckpointCommit publish(const std::filesystem::path& file, int64_t step, std::optional<double> metric);
+  // applies the rotation. Returns the commit record and the upload's seconds
+  // (the object's upload alone: the commit record and rotation are not in it).
+  struct Published {
+    CheckpointCommit commit;
+    double upload_seconds = 0;
+  };
+  Published publish(const std::filesystem::path& file, int64_t step, std::optional<double> metric);
 
   // The newest committed checkpoint that verifies, downloaded into
   // staging/checkpoints (kept when already there and verified); every other
@@ -75,6 +80,12 @@ class RunStore {
   // the run: a local file it lacks is from a process killed before its upload
   // committed). nullopt when the store commits none.
   std::optional<std::filesystem::path> fetch_latest();
+
+  // The run's logs named in `names` (train.log, metrics.jsonl: files a run
+  // appends to) downloaded into staging where staging lacks them, so that a
+  // process on a fresh node appends to the run's logs, as a local run directory
+  // does, instead of replacing them at its first sync. Returns how many it fetched.
+  int fetch_logs(const std::vector<std::string>& names);
 
   // Uploads the changed files of the staging directory (not checkpoints/),
   // those named in `last` after all others. Thread-safe.

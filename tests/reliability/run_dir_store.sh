@@ -47,6 +47,7 @@ committed() {
 }
 resumed_step() { sed -n 's/.*resumed from .*step-0*\([0-9][0-9]*\)\.h5 at step.*/\1/p' "$1" | tail -1 || true; }
 
+kept_log_bytes=0  # metrics.jsonl bytes of killed processes that resumed processes kept
 pack_data
 job_args 100 2
 ARGS+=(checkpoint.every_steps=20 checkpoint.keep_last=3)
@@ -81,6 +82,7 @@ wait_request() {
 }
 # finish RUN [KEY=VALUE...]: runs RUN to completion from the store and checks the weights
 finish() {
+  s3 "$bucket/$1/metrics.jsonl" -o "$W/$1-metrics-before.jsonl" 2>/dev/null || : >"$W/$1-metrics-before.jsonl"
   start "$@"
   wait_exit "$JOB" 600
   [ "$JOB_RC" -eq 0 ] || fail "$1: the resumed run failed: $(tail -3 "$W/$1-$n_start.log")"
@@ -90,6 +92,23 @@ finish() {
     fail "$1: the final weights differ from the uninterrupted run's: $(cat "$W/same.txt")"
   s3 "$bucket/$1/summary.json" -o "$W/$1-summary.json" || fail "$1: no summary.json in the store"
   [ "$(open_uploads "$1")" -eq 0 ] || fail "$1: multipart uploads left open at the end"
+  # the run's logs: the resumed process appended to what the killed ones had synced
+  s3 "$bucket/$1/metrics.jsonl" -o "$W/$1-metrics.jsonl" || fail "$1: no metrics.jsonl in the store"
+  local before_bytes
+  before_bytes=$(stat -c %s "$W/$1-metrics-before.jsonl")
+  cmp -s -n "$before_bytes" "$W/$1-metrics-before.jsonl" "$W/$1-metrics.jsonl" ||
+    fail "$1: the store's metrics.jsonl lost the lines the killed process had synced ($before_bytes bytes)"
+  kept_log_bytes=$((kept_log_bytes + before_bytes))
+  # each upload's figures: bytes, seconds and MB/s that agree, the final checkpoint's size among them
+  python3 - "$W/$1-metrics.jsonl" "$(stat -c %s "$W/$1-final.h5")" <<'PY' || fail "$1: checkpoint_upload rows wrong"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if '"checkpoint_upload"' in l]
+assert rows, "no checkpoint_upload row"
+for r in rows:
+    assert r["bytes"] > 0 and r["upload_seconds"] > 0, r
+    assert abs(r["upload_mb_per_s"] - r["bytes"] / 1e6 / r["upload_seconds"]) < 1e-6 * r["upload_mb_per_s"], r
+assert int(sys.argv[2]) in [int(r["bytes"]) for r in rows], ("final checkpoint's size not uploaded", sys.argv[2])
+PY
   # the store's rotation: checkpoint.keep_last 3, and the best by the test loss if it is older
   local kept objects
   kept=$(committed "$1" | wc -l)
@@ -202,5 +221,7 @@ for grace in 60 0.01; do
     echo "5. SIGTERM, grace 0.01 s: exit 75, the final checkpoint (step $saved) not committed in the store"
   fi
 done
+[ "$kept_log_bytes" -gt 0 ] || fail "no killed process had synced metrics.jsonl before its resume: the log check checked nothing"
+echo "6. the resumed processes kept the $kept_log_bytes bytes of metrics.jsonl the killed ones had synced; each upload has its checkpoint_upload row"
 figure kills "SIGKILLs of a job with an s3:// run directory, resumed from the store on an empty node" $((KILLS + 2))
 echo PASS

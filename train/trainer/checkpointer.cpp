@@ -203,6 +203,7 @@ void Checkpointer::save(const TrainParts& parts, const SourcePosition& loader, c
   else
     write(ck, s.step, kept);
   const double blocked = since_t0();
+  if (!cfg_.checkpoint.async_save) flush_notes(log);  // this save's lines and upload row now
   ++times_.saves;
   times_.blocked_seconds += blocked;
   times_.waited_seconds += waited;
@@ -230,16 +231,23 @@ void Checkpointer::write(const Checkpoint& ck, int64_t step, std::optional<doubl
     rotation_ = std::make_unique<CheckpointRotation>(dir, ro);
   }
   const fs::path file = rotation_->save(ck);
-  if (on_saved_) on_saved_(file, step, metric);
+  if (!on_saved_) return;
+  std::map<std::string, double> figures = on_saved_(file, step, metric);
+  if (figures.empty()) return;
+  std::lock_guard<std::mutex> lock(notes_mu_);
+  hook_rows_.emplace_back(step, std::move(figures));
 }
 
 void Checkpointer::flush_notes(RunLog& log) {
   std::vector<std::string> notes;
+  std::vector<std::pair<int64_t, std::map<std::string, double>>> rows;
   {
     std::lock_guard<std::mutex> lock(notes_mu_);
     notes.swap(notes_);
+    rows.swap(hook_rows_);
   }
   for (const std::string& line : notes) log.message(line);
+  for (const auto& [step, figures] : rows) log.record("checkpoint_upload", step, figures);
 }
 
 void Checkpointer::finish(RunLog& log) {

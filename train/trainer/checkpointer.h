@@ -12,10 +12,12 @@
 #include <filesystem>
 #include <functional>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/batch_source.h"
@@ -59,8 +61,11 @@ class Checkpointer {
 
   // Called on rank 0 with each checkpoint file once it is saved, before save()
   // returns (an s3:// run directory publishes it there); its error fails the save.
-  using SavedHook =
-      std::function<void(const std::filesystem::path& file, int64_t step, std::optional<double> metric)>;
+  // The figures it returns (an upload's bytes, seconds, MB/s) become a
+  // `checkpoint_upload` row of metrics.jsonl at that step, logged by the step
+  // loop's thread (at the next save, or at finish(), with checkpoint.async).
+  using SavedHook = std::function<std::map<std::string, double>(const std::filesystem::path& file,
+                                                                int64_t step, std::optional<double> metric)>;
   void set_on_saved(SavedHook hook) { on_saved_ = std::move(hook); }
 
   // checkpoint.async: waits for the save in flight; its error propagates.
@@ -93,6 +98,7 @@ class Checkpointer {
   std::future<void> in_flight_;  // checkpoint.async: the save being written
   std::mutex notes_mu_;
   std::vector<std::string> notes_;
+  std::vector<std::pair<int64_t, std::map<std::string, double>>> hook_rows_;  // the hook's figures, by step
   SaveTimes times_;
   std::unique_ptr<CheckpointRotation> rotation_;  // rank 0, made at the first save
   // The checkpoints resume=auto could not load: the rotation never adopts them,
