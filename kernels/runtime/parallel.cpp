@@ -4,6 +4,9 @@
 // the job, so the next job can never be confused with this one.
 #include "kernels/runtime/parallel.h"
 
+#include <sched.h>
+
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <exception>
@@ -153,6 +156,15 @@ void set_num_threads(int n) {
   if (n <= 0) n = default_threads();
   std::lock_guard<std::mutex> l(g_pool_mutex);
   g_threads = n;
+}
+
+int threads_per_local_rank(int local_ranks) {
+  const int cores = default_threads();
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0 && CPU_COUNT(&set) < cores)
+    return CPU_COUNT(&set);  // already this rank's share
+  return std::max(1, cores / std::max(1, local_ranks));
 }
 
 int num_threads() {

@@ -13,6 +13,11 @@ namespace strata {
 
 void set_num_threads(int n);  // n <= 0: number of cores
 int num_threads();
+// The compute threads for one of `local_ranks` processes on a node: the cores
+// this process may run on when something (taskset, mpirun --bind-to) has
+// narrowed them; otherwise the machine's cores shared among the local ranks,
+// at least 1. trainer.threads 0's count.
+int threads_per_local_rank(int local_ranks);
 // True on a pool worker or inside a parallel_run (nested calls run serially).
 bool in_parallel();
 

@@ -212,8 +212,9 @@ std::vector<ConfigKey> build_schema() {
       key("trainer.eval_every_steps", K::Int, at_least(0), STRATA_BIND(trainer.eval_every_steps),
           "Also evaluate every N optimizer steps; 0 = never"),
       key("trainer.threads", K::Int, at_least(0), STRATA_BIND(trainer.threads),
-          "CPU compute threads per rank; 0 = all cores / local ranks. A CPU run repeats bit for bit at the "
-          "same count, machine and world size (docs/training.md, Determinism)"),
+          "CPU compute threads per rank; 0 = the node's cores / its local ranks (the cores a rank is bound "
+          "to, when fewer). A CPU run repeats bit for bit at the same count, machine and world size "
+          "(docs/training.md, Determinism)"),
       key("trainer.max_steps", K::Int, at_least(0), STRATA_BIND(trainer.max_steps),
           "Stop after this many optimizer steps; 0 = no limit. Mid-epoch, the last step is checkpointed "
           "when checkpointing is on"),

@@ -47,7 +47,10 @@ Trainer::Trainer(TrainConfig cfg, std::string run_dir, std::shared_ptr<Module> m
       checkpointer_(cfg_, run_dir_, comm_.rank()),
       evaluator_(cfg_, *model_, *task_, precision_, comm_) {
   check_monitors(cfg_, *task_);
-  if (cfg_.trainer.threads > 0) set_num_threads(static_cast<int>(cfg_.trainer.threads));
+  // 0: the node's cores shared among its local ranks (8 ranks of a node do not
+  // each start a thread per core)
+  set_num_threads(cfg_.trainer.threads > 0 ? static_cast<int>(cfg_.trainer.threads)
+                                           : threads_per_local_rank(comm_.local_size()));
   params_ = model_->named_parameters();
   optimizer_ = make_optimizer(cfg_.optimizer, *model_);
   LossScalerOptions so;
