@@ -8,10 +8,14 @@
 # $STRATA_BENCH_OUT/checkpoint_async.md.
 #   STEPS (200)  EVERY (20: a save every EVERY steps)  CONFIGS ("fashion_mnist_cnn gpt_tiny")
 #   RUNS ("none sync async": which rows)  RGW_PORT (27980)  MON_PORT (27289)
+#   THREADS (unset: the config's trainer.threads; 1 on 2 cores leaves a core to
+#   the writer, the uploads and the gateway, as a GPU node's step loop does)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/bin:$PATH"
 STEPS=${STEPS:-200} EVERY=${EVERY:-20} CONFIGS=${CONFIGS:-fashion_mnist_cnn gpt_tiny} RUNS=${RUNS:-none sync async}
+THREAD_ARGS=()
+[ -z "${THREADS:-}" ] || THREAD_ARGS=(trainer.threads="$THREADS")
 OUT=${STRATA_BENCH_OUT:-build/bench-results/$(date -u +%Y-%m-%d)}
 mkdir -p "$OUT"
 BIN=${BIN:-build/bin}
@@ -37,7 +41,7 @@ row() {  # row CONFIG NAME [KEY=VALUE...]: one run; prints its figures as a tabl
   shift 2
   n_row=$((n_row + 1))  # every row on its own run directory and staging directory
   "$BIN/strata-train" --config "configs/$config.yaml" trainer.max_steps="$STEPS" logging.console=plain \
-    schedule.warmup_steps=$((STEPS / 10)) data.s3.endpoint="$S3_ENDPOINT" outputs.staging_dir="$W/staging-$n_row" "$@" \
+    schedule.warmup_steps=$((STEPS / 10)) data.s3.endpoint="$S3_ENDPOINT" outputs.staging_dir="$W/staging-$n_row" "${THREAD_ARGS[@]}" "$@" \
     --run-dir "s3://cka/$config-$name-$n_row" >"$W/$config-$name.log" 2>&1 ||
     { tail -5 "$W/$config-$name.log" >&2; exit 1; }
   python3 - "$W/staging-$n_row/summary.json" "$config" "$name" <<'PY'
@@ -54,7 +58,7 @@ PY
   echo
   echo "Run $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD), $(nproc) cores," \
     "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'); $STEPS steps, a save every $EVERY" \
-    "to s3:// on a local RGW (in RAM, at nice 19); load average at the start $(cut -d' ' -f1 /proc/loadavg)."
+    "to s3:// on a local RGW (in RAM, at nice 19); trainer.threads ${THREADS:-as configured}; load average at the start $(cut -d' ' -f1 /proc/loadavg)."
   echo
   echo "| config | run | saves | blocked ms per save | waited s (all saves) | step rate |"
   echo "| --- | --- | ---: | ---: | ---: | ---: |"
