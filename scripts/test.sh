@@ -27,6 +27,8 @@ stage() { echo "[test] $* ($(( $(date +%s) - t0 )) s since the start)"; }
 # iproute2 for the network-namespace cluster.
 # Installed before setup.sh builds, so that a test's configure-time look-up finds its tool.
 # Integrator: the packages a new test needs go here.
+# mmdebstrap and zstd: container_image (scripts/image.sh) makes a Debian root file
+# system of the installed programs and a tarball of it.
 # stunnel4 + openssl: a TLS endpoint in front of RGW; python3-venv: moto's STS in
 # a venv; strace: the secrets test records every write. libdnnl-dev: the suite
 # builds the CPU conv2d through oneDNN (STRATA_DNNL=AUTO), test_conv_dnnl runs it.
@@ -36,7 +38,7 @@ stage() { echo "[test] $* ($(( $(date +%s) - t0 )) s since the start)"; }
 # python3-jsonschema: deploy_manifests validates deploy/kubernetes against its schemas.
 TEST_PACKAGES=(
   ceph-mon ceph-osd radosgw ceph-common curl uuid-runtime procps
-  dataset-fashion-mnist bible-kjv hdf5-tools python3-h5py iproute2
+  dataset-fashion-mnist bible-kjv hdf5-tools python3-h5py iproute2 mmdebstrap zstd
   stunnel4 openssl python3-venv strace libdnnl-dev python3-yaml
   clang libclang-rt-dev ninja-build clang-format python3-jsonschema
 )
