@@ -27,6 +27,12 @@ for t in munged slurmctld slurmd sbatch scontrol squeue srun; do
 done
 [ "$(id -u)" = 0 ] || skip "slurmd must run as root to start jobs"
 
+# Under the sanitizer build (scripts/test.sh sets ASAN_OPTIONS): the ranks run
+# without the leak check, as in tests/multinode/train_two_nodes.sh (Open MPI
+# 4.1 dlcloses its plugins before LeakSanitizer reports, so their leaks cannot
+# be suppressed; seen here under srun --mpi=pmix too). sbatch and srun pass it on.
+if [ -n "${ASAN_OPTIONS:-}" ]; then export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0"; fi
+
 W=$(mktemp -d /tmp/strata-slurm.XXXXXX)
 chmod 755 "$W"
 export SLURM_CONF=$W/etc/slurm.conf
