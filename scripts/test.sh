@@ -36,11 +36,15 @@ stage() { echo "[test] $* ($(( $(date +%s) - t0 )) s since the start)"; }
 # libclang-rt-dev (libFuzzer) and ninja-build: scripts/fuzz.sh. clang-format:
 # the format check below (Debian's version, so that every machine formats alike).
 # python3-jsonschema: deploy_manifests validates deploy/kubernetes against its schemas.
+# munge, slurmctld, slurmd, slurm-client: slurm_requeue runs deploy/slurm's batch
+# script under a one-node Slurm (its PMIx plugin, mpi/pmix_v4, is in
+# slurm-wlm-basic-plugins, which slurmd depends on).
 TEST_PACKAGES=(
   ceph-mon ceph-osd radosgw ceph-common curl uuid-runtime procps
   dataset-fashion-mnist bible-kjv hdf5-tools python3-h5py iproute2 mmdebstrap zstd
   stunnel4 openssl python3-venv strace libdnnl-dev python3-yaml
   clang libclang-rt-dev ninja-build clang-format python3-jsonschema
+  munge slurmctld slurmd slurm-client
 )
 scripts/apt-install.sh test "${TEST_PACKAGES[@]}"
 

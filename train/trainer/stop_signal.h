@@ -1,5 +1,6 @@
 // SIGTERM / SIGINT / SIGUSR1: the trainer finishes the current step, saves a checkpoint and
-// returns; a second signal of the same kind falls back to the default action.
+// returns; a second signal of the same kind falls back to the default action, unless it
+// comes within 2 s of the first (the same request sent twice, as Slurm does).
 #pragma once
 
 namespace strata {
