@@ -435,6 +435,7 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  strata::take_stop_signals_on_a_thread();  // before MPI, the loader and the pool start threads
   try {
     return run(argc, argv);
   } catch (const strata::Error& e) {
