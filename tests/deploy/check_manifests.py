@@ -31,6 +31,10 @@ import pathlib
 import re
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "docs"))
+from check_config_keys import config_table  # noqa: E402  (docs/configuration.md's table, read once)
+
 try:
     import jsonschema
     import yaml
@@ -56,7 +60,6 @@ EMBEDDED = {
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 # strata-train's options (docs/cli.md): those taking a value, and flags
 TRAIN_OPTIONS, TRAIN_FLAGS = {"--config", "--run-dir"}, {"--dry-run", "--print-config"}
-CONFIG_ROW = re.compile(r"^\| `([a-z_0-9.]+)` \| ((?:[^|\\]|\\.)*) \| `([^`]*)` \|", re.M)
 
 
 class Checker:
@@ -66,11 +69,7 @@ class Checker:
         self.k8s = json.loads((self.schemas / K8S).read_text(encoding="utf-8"))["definitions"]
         self.validators = {}
         self.runs = 0  # strata-train invocations seen
-        self.keys = {}  # config key -> (enum choices or None, default)
-        for m in CONFIG_ROW.finditer((root / "docs" / "configuration.md").read_text(encoding="utf-8")):
-            kind = m.group(2).replace("\\|", "|")
-            choices = [c.strip() for c in kind[len("enum:"):].split("|")] if kind.startswith("enum:") else None
-            self.keys[m.group(1)] = (choices, m.group(3))
+        self.keys = config_table(root)  # config key -> (enum choices or None, default)
         monitoring = (root / "docs" / "monitoring.md").read_text(encoding="utf-8")
         self.series = {s for row in re.findall(r"^\| (`strata_.*?) \|", monitoring, re.M)
                        for s in re.findall(r"`(strata_\w+)`", row)}

@@ -24,13 +24,18 @@ NAME = re.compile(r"(?<![\w./-])([a-z_]+(?:\.[a-z_0-9]+)+)(?![\w(/])(?:\s*[:=]\s
 FILE_EXT = {"md", "h", "cpp", "py", "sh", "yaml", "json", "cu", "cuh", "txt", "h5", "png", "log", "jsonl"}
 
 
-def schema(root):
-    keys = {}
+def config_table(root):
+    """docs/configuration.md's keys: key -> (enum choices or None, default)."""
+    table = {}
     for m in ROW.finditer((root / "docs" / "configuration.md").read_text(encoding="utf-8")):
         kind = m.group(2).replace("\\|", "|")
         choices = [c.strip() for c in kind[len("enum:"):].split("|")] if kind.startswith("enum:") else None
-        keys[m.group(1)] = choices
-    return keys
+        table[m.group(1)] = (choices, m.group(3))
+    return table
+
+
+def schema(root):
+    return {key: choices for key, (choices, _) in config_table(root).items()}
 
 
 def check_page(root, page, keys, sections, seen):
