@@ -9,8 +9,9 @@
 #                                          BIN_DIR load (what IMAGE_PACKAGES below comes from)
 # BUILD_DIR (default build) is a built tree; it is installed (cmake --install) into a
 # staging prefix and its bin/ goes to /opt/strata/bin. Needs root (chroot, mount
-# namespaces) and mmdebstrap; the image is of the host's Debian release, since the
-# binaries were linked against the host's libraries.
+# namespaces), mmdebstrap and zstd (installed when missing, through apt-install.sh);
+# the image is of the host's Debian release, since the binaries were linked
+# against the host's libraries.
 #   STRATA_IMAGE_DIR     output (default BUILD_DIR/image): rootfs/, strata-rootfs.tar.zst,
 #                        image.txt (sizes, times), check/ (the check's home directory)
 #   STRATA_IMAGE_CACHE   .deb cache kept between builds (default ~/.cache/strata/image-debs)
@@ -104,6 +105,9 @@ tarball=$dir/strata-rootfs.tar.zst
 mkdir -p "$dir"
 
 do_build() {
+  # What building the image needs, installed here as the quickstart's reader runs
+  # this script without scripts/test.sh (which installs them too).
+  "$root/scripts/apt-install.sh" image mmdebstrap zstd
   command -v mmdebstrap >/dev/null || die "mmdebstrap not found (Debian package mmdebstrap)"
   command -v zstd >/dev/null || die "zstd not found (Debian package zstd)"
   . /etc/os-release
