@@ -318,6 +318,9 @@ DataMetrics TokenLoader::metrics() const {
   m.samples = batches_ * opts_.batch_size;
   m.sample_bytes = m.samples * opts_.context * 2 * static_cast<int64_t>(sizeof(int64_t));
   m.shards_staged = stream_->shards_staged() - base_staged_;
+  if (window_shards_ > 0)  // the epoch's shard uses: each shard of a shard window it reads, once
+    for (int64_t w = 0; w < windows_.shard_windows_used(); ++w)
+      m.shard_uses += static_cast<int64_t>(windows_.shards_of_window(w).size());
   StagingCounters::read(*source_, *cache_).fill_since(base_, m);
   return m;
 }
