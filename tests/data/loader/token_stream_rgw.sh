@@ -2,8 +2,8 @@
 # A token corpus ten times larger than the node cache (issue #32), end to end.
 # The first 480 KB of the King James Bible (Debian's bible-kjv, as
 # scripts/corpus.sh extracts it), cut into three text files, is packed by
-# `strata-pack tokens` from their directory (the shards must equal those packed
-# from the one concatenated file: streaming many inputs changes no byte) into
+# `strata-pack tokens` from their directory (the tokens must equal those packed
+# from the one concatenated file, and the text's bytes) into
 # 8 KiB shards in the test RGW, and read through strata-proxy by a tiny `gpt`
 # with data.cache_bytes a tenth of the train split: the loader streams it in
 # shard windows. Checked:
@@ -16,7 +16,9 @@
 #    that; the proxy's log holds at most one GET per shard per epoch;
 #  - a run SIGKILLed in the middle of its second epoch and resumed with
 #    checkpoint.resume=auto ends with weights identical to the bit to an
-#    uninterrupted run's (strata-inspect --same-as).
+#    uninterrupted run's (strata-inspect --same-as);
+#  - two ranks (strata-mpirun) sharing one cache run both epochs, under the
+#    cap and the same bytes-per-epoch bound.
 #   usage: token_stream_rgw.sh BIN_DIR SOURCE_DIR   (ctest fixture rgw: STRATA_TEST_S3_*)
 set -euo pipefail
 BIN=$1
@@ -48,14 +50,26 @@ split -b 160000 -d "$W/kjv.txt" "$W/text/part-"
 PACK=(tokens --shard-size 8KiB --val-fraction 0.01 --quiet)
 "$BIN/strata-pack" "${PACK[@]}" --text "$W/kjv.txt" --out "$W/one" >/dev/null || fail "packing one file failed"
 "$BIN/strata-pack" "${PACK[@]}" --text "$W/text" --out "$W/dir" >/dev/null || fail "packing a directory failed"
-for split in train val; do
-  python3 - "$W/one/$split/manifest.json" "$W/dir/$split/manifest.json" <<'PY' || fail "the $split shards packed from a directory differ from those of one file"
-import json, sys
-a, b = (json.load(open(p)) for p in sys.argv[1:])
-assert [(s["name"], s["checksum"], s["bytes"]) for s in a["shards"]] == \
-       [(s["name"], s["checksum"], s["bytes"]) for s in b["shards"]], "shards differ"
+# stream_of PACK: its train then val tokens (h5dump; shard files carry their
+# creation time, so two packs' checksums may differ by the second they ran in).
+stream_of() {
+  local split name
+  for split in train val; do
+    for name in $(python3 -c "import json, sys; print(' '.join(s['name'] for s in json.load(open(sys.argv[1]))['shards']))" \
+      "$1/$split/manifest.json"); do
+      h5dump -d tokens -b LE -o "$W/part.bin" "$1/$split/$name" >/dev/null || fail "h5dump cannot read $1/$split/$name"
+      cat "$W/part.bin"
+    done
+  done
+}
+stream_of "$W/one" >"$W/one.bin"
+stream_of "$W/dir" >"$W/dir.bin"
+cmp -s "$W/one.bin" "$W/dir.bin" || fail "the tokens packed from a directory differ from those of one file"
+python3 - "$W/dir.bin" "$W/kjv.txt" <<'PY' || fail "the packed tokens are not the text's bytes"
+import array, sys
+t = array.array("H", open(sys.argv[1], "rb").read())
+assert bytes(t.tolist()) == open(sys.argv[2], "rb").read(), "tokens differ from the text"
 PY
-done
 AWS_ENDPOINT_URL=$STRATA_TEST_S3_ENDPOINT "$BIN/strata-pack" "${PACK[@]}" --text "$W/text" \
   --out "s3://$bucket/kjv" >/dev/null 2>&1 || fail "cannot upload the corpus to RGW"
 read -r shards total largest < <(python3 -c "
@@ -184,10 +198,26 @@ same=$("$BIN/strata-inspect" "$W/ref/checkpoints/$final" --same-as "$W/killed/ch
   fail "the resumed run's $final differs from the uninterrupted run's: $same"
 echo "SIGKILL at step $at (epoch 2 of $per_epoch-step epochs), resumed from $from: $final $same"
 
+# Two ranks on the node sharing one cache (8 windows each, the same global
+# batch): they read the same shard window at each step, so the cap holds for
+# both together, and each shard is fetched once per epoch for the node.
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "$SRC/scripts/strata-mpirun" -np 2 "$BIN/strata-train" "${ARGS[@]}" data.cache_dir="$W/cache-two" \
+  data.batch_size=8 --run-dir "$W/two" >"$W/two.log" 2>&1 & JOB=$!
+wait_exit "$JOB" 300
+[ "$JOB_RC" -eq 0 ] || fail "the two-rank run failed: $(tail -5 "$W/two.log")"
+JOB=
+epoch_bytes "$W/two" >"$W/two.bytes"
+[ "$(wc -l <"$W/two.bytes")" -eq 2 ] || fail "the two-rank run logged no epoch_store_bytes for both epochs"
+while read -r e b; do
+  [ "$b" -le "$total" ] || fail "two ranks: epoch $e read $b bytes from the store, above the bound $total"
+done <"$W/two.bytes"
+echo "two ranks sharing the cache: $(grep -o 'step [0-9]*' "$W/two/train.log" | tail -1);" \
+  "$(awk -v t="$total" '{printf "epoch %s %s bytes (bound %s) ", $1, $2, t}' "$W/two.bytes")"
+
 kill "$SAMPLER_PID"
 wait "$SAMPLER_PID" 2>/dev/null || true
 SAMPLER_PID=
 read -r max samples <"$W/cache-max" || fail "the cache sampler left no figure: $(cat "$W/sampler.out")"
 [ "$samples" -gt 100 ] || fail "the cache was sampled only $samples times"
 [ "$max" -le "$cap" ] || fail "the train cache held $max bytes on disk, above data.cache_bytes $cap"
-echo "cache on disk: max $max bytes over $samples samples (3 runs), cap $cap; largest shard $largest"
+echo "cache on disk: max $max bytes over $samples samples (4 runs), cap $cap; largest shard $largest"
