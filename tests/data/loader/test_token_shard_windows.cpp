@@ -217,6 +217,38 @@ TEST(TokenShardWindows, RestoreMidEpochAndOtherWorldSizesGiveTheSameGlobalBatche
   }
 }
 
+// The shard window width is part of the order: a restore keeps the saved one,
+// and refuses one its cache cannot hold, naming the key.
+TEST(TokenShardWindows, RestoreKeepsTheSavedWidthOrRefusesOneTheCacheCannotHold) {
+  auto root = scratch_dir("shard-width");
+  TokenLoader ref(options(root / "ref", 6));
+  const auto whole = epoch(ref, 1);
+  strata::SourcePosition pos = ref.position();
+  pos["step"] = 30;
+  TokenLoaderOptions big = options(root / "big", 6);
+  big.cache_bytes = 2 * corpus().cap;  // would choose W = 8
+  TokenLoader wide(big);
+  EXPECT_EQ(wide.window_shards(), 8);
+  wide.restore(pos);
+  EXPECT_EQ(wide.window_shards(), 3);
+  EXPECT_EQ(drain(wide), std::vector<Rows>(whole.begin() + 30, whole.end()));
+  auto refused = [&](int64_t width, const std::string& part) {
+    strata::SourcePosition p = pos;
+    p["window_shards"] = width;
+    TokenLoader l(options(root / "small", 6));
+    try {
+      l.restore(p);
+      ADD_FAILURE() << "restored window_shards " << width;
+    } catch (const strata::ConfigError& e) {
+      const std::string m = e.what();
+      for (const std::string& want : {std::string("'window_shards'"), std::string("data.cache_bytes"), part})
+        EXPECT_NE(m.find(want), std::string::npos) << want << " missing from: " << m;
+    }
+  };
+  refused(5, "saved as 5");                  // 6 shards do not fit a cap of 4.8
+  refused(0, "smaller than the dataset's");  // cached whole: the corpus does not fit
+}
+
 TEST(TokenShardWindows, ACapBelowTwoShardsNamesBothSizesAndTheKey) {
   auto root = scratch_dir("shard-cap");
   std::vector<int64_t> bytes;
