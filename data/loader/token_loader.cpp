@@ -134,16 +134,21 @@ void TokenLoader::init() {
                         " (the cache is shared by the node's " + std::to_string(opts_.local_ranks) +
                         " local ranks)");
     }
-    if (!opts_.shuffle || opts_.remainder != Remainder::kDrop)
-      throw ConfigError(where + "cache capacity " + std::to_string(opts_.cache_bytes) +
-                        " bytes is smaller than the dataset's " + std::to_string(m.total_bytes()) +
-                        " bytes: an unshuffled (evaluation) token dataset is cached whole; set "
-                        "data.cache_bytes to at least " +
-                        std::to_string(m.total_bytes()));
-    window_shards_ = 1;
-    while (window_shards_ + 2 <= static_cast<int64_t>(m.shards.size()) &&
-           window_need(window_shards_ + 1) <= opts_.cache_bytes)
-      ++window_shards_;
+    if (opts_.shuffle && opts_.remainder != Remainder::kDrop)
+      throw ConfigError(
+          where + "cache capacity " + std::to_string(opts_.cache_bytes) +
+          " bytes is smaller than the dataset's " + std::to_string(m.total_bytes()) +
+          " bytes: a shuffled token dataset with padding (Remainder::kPad) is cached whole; set "
+          "data.cache_bytes to at least " +
+          std::to_string(m.total_bytes()));
+    if (opts_.shuffle) {
+      window_shards_ = 1;
+      while (window_shards_ + 2 <= static_cast<int64_t>(m.shards.size()) &&
+             window_need(window_shards_ + 1) <= opts_.cache_bytes)
+        ++window_shards_;
+    } else {
+      in_order_ = true;  // evaluation: stream order, each batch's shards only (checked below)
+    }
   }
   // Mapped shards stay pinned when the cache evicts (it does not when it holds all).
   stream_ = std::make_unique<TokenStream>(*cache_, opts_.staging_threads, /*pin=*/!fits);
@@ -158,6 +163,37 @@ void TokenLoader::init() {
                            : "fewer than one global batch of " + std::to_string(global_batch()) +
                                  " windows (batch " + std::to_string(opts_.batch_size) + " x world size " +
                                  std::to_string(opts_.world_size) + ")"));
+  if (in_order_ && in_order_need() > opts_.cache_bytes)
+    throw ConfigError(where + "cache capacity " + std::to_string(opts_.cache_bytes) +
+                      " bytes is smaller than the dataset's " + std::to_string(m.total_bytes()) +
+                      " bytes and than the " + std::to_string(in_order_need()) +
+                      " bytes of shards one global batch of " + std::to_string(global_batch()) +
+                      " windows reads in stream order (evaluation); set data.cache_bytes to at least " +
+                      std::to_string(in_order_need()));
+}
+
+int64_t TokenLoader::span_bytes(int64_t first, int64_t n) const {
+  const auto& shards = manifest().shards;
+  int64_t bytes = 0;
+  const int64_t end = std::min(first + n, stream_->tokens());
+  if (end <= first) return 0;
+  for (int32_t s = stream_->shard_of(first); s <= stream_->shard_of(end - 1); ++s)
+    bytes += shards[static_cast<size_t>(s)].bytes;
+  return bytes;
+}
+
+int64_t TokenLoader::in_order_need() const {
+  // The shards each global batch of the stream order reads; the padded last one
+  // reads the tail and, again, the head.
+  const int64_t gb = global_batch(), t = opts_.context, windows = windows_.windows();
+  int64_t need = 0;
+  for (int64_t s = 0; s < batches_per_epoch(); ++s) {
+    const int64_t p0 = s * gb, p1 = std::min((s + 1) * gb, windows);
+    int64_t bytes = span_bytes(p0 * t, (p1 - p0) * t + 1);
+    if ((s + 1) * gb > windows) bytes += span_bytes(0, ((s + 1) * gb - windows) * t + 1);
+    need = std::max(need, bytes);
+  }
+  return need;
 }
 
 void TokenLoader::validate_manifest() const {
@@ -222,6 +258,13 @@ bool TokenLoader::next(HostBatch& out) {
     row_starts_[static_cast<size_t>(i)] = start;
     stream_->missing(start, t + 1, missing);
   }
+  if (in_order_) {  // the shards of this batch stay mapped; those behind it go
+    std::vector<int32_t> keep;
+    for (int64_t start : row_starts_)
+      for (int32_t s = stream_->shard_of(start); s <= stream_->shard_of(start + t); ++s)
+        if (std::find(keep.begin(), keep.end(), s) == keep.end()) keep.push_back(s);
+    stream_->release_except(keep);
+  }
   stream_->stage(missing);
 
   out.fields.resize(2);
@@ -285,7 +328,7 @@ void TokenLoader::restore(const SourcePosition& pos) {
   const int64_t ws = saved == pos.end() ? 0 : saved->second;
   if (ws != window_shards_) {
     const int64_t shards = static_cast<int64_t>(shard_tokens_.size());
-    if (ws == 0 && opts_.cache_bytes < manifest().total_bytes())
+    if (ws == 0 && opts_.shuffle && opts_.cache_bytes < manifest().total_bytes())
       throw ConfigError(
           "token loader: position key 'window_shards' was saved as 0 (the dataset cached "
           "whole), this run's cache capacity " +

@@ -14,7 +14,9 @@
 // with one more shard staged ahead; the loader pins and maps one shard window
 // at a time, stages the next one's first shard in the background, and unpins
 // (unmaps) a shard window's shards when it moves on, so the cache can evict
-// them (farthest next use first). See docs/loader.md (token datasets).
+// them (farthest next use first). An unshuffled (evaluation) one larger than
+// the cache keeps stream order and maps only the shards of the batch being
+// read. See docs/loader.md (token datasets).
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -102,6 +104,8 @@ class TokenLoader : public strata::BatchSource {
   void enter_window(int64_t w);
   ShardCache::Pin join_ahead();
   int64_t next_use(const std::string& shard) const;
+  int64_t span_bytes(int64_t first, int64_t n) const;
+  int64_t in_order_need() const;
 
   TokenLoaderOptions opts_;
   std::unique_ptr<Source> source_;
@@ -120,6 +124,9 @@ class TokenLoader : public strata::BatchSource {
   std::atomic<int64_t> current_window_{-1};
   std::future<ShardCache::Pin> ahead_;  // the next shard window's first shard, staging
   int32_t ahead_shard_ = -1;
+  // Unshuffled (evaluation) and larger than the cache: stream order, only the
+  // shards of the batch being read mapped and pinned.
+  bool in_order_ = false;
 
   // Metrics baselines at the start of the epoch.
   double wait_s_ = 0;

@@ -249,6 +249,58 @@ TEST(TokenShardWindows, RestoreKeepsTheSavedWidthOrRefusesOneTheCacheCannotHold)
   refused(0, "smaller than the dataset's");  // cached whole: the corpus does not fit
 }
 
+// Evaluation (no shuffle, padded): stream order as when cached whole, each
+// batch's shards only in the cache; the padded last batch reads the head again.
+TEST(TokenShardWindows, EvaluationStreamsInOrderUnderTheCap) {
+  auto root = scratch_dir("shard-eval");
+  TokenLoaderOptions o = options(root / "small", 5);
+  o.shuffle = false;
+  o.remainder = Remainder::kPad;
+  TokenLoaderOptions whole_cache = o;
+  whole_cache.cache_dir = root / "whole";
+  whole_cache.cache_bytes = 64 << 20;
+  TokenLoader ref(whole_cache);
+  TokenLoader l(o);
+  EXPECT_EQ(l.window_shards(), 0);
+  const fs::path dir = dataset_cache_dir(root / "small", corpus().dir.string());
+  const int64_t total = l.manifest().total_bytes(), shard = corpus().manifest.shards[0].bytes;
+  for (int64_t e : {0, 1}) {
+    const auto want = epoch(ref, e);
+    l.start_epoch(e);
+    std::vector<Rows> got;
+    int64_t max_disk = 0, valid = 0;
+    strata::HostBatch b;
+    while (l.next(b)) {
+      got.push_back(rows_of(b));
+      valid += got.back().valid;
+      max_disk = std::max(max_disk, bytes_on_disk(dir));
+    }
+    EXPECT_EQ(got, want) << "epoch " << e;
+    EXPECT_EQ(valid, (kShards * kShardTokens - 1) / kContext) << "every window once";
+    EXPECT_LE(max_disk, corpus().cap);
+    // Each shard once, and the head's first shard again for the padded batch.
+    const strata::DataMetrics m = l.metrics();
+    EXPECT_LE(m.remote_bytes, total + shard) << "epoch " << e;
+    std::printf(
+        "evaluation epoch %lld: %zu batches as cached whole; cache on disk max %lld, cap %lld; "
+        "from the store %lld bytes, bound %lld\n",
+        static_cast<long long>(e), got.size(), static_cast<long long>(max_disk),
+        static_cast<long long>(corpus().cap), static_cast<long long>(m.remote_bytes),
+        static_cast<long long>(total + shard));
+  }
+  // A global batch spanning more shards than the cap holds: named, with the figure to set.
+  TokenLoaderOptions wide = o;
+  wide.batch_size = 40;  // 40 x 40 tokens: 5 shards of 500 at least
+  try {
+    TokenLoader w(wide);
+    ADD_FAILURE() << "a global batch wider than the cache was accepted";
+  } catch (const strata::ConfigError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("one global batch of 40 windows reads in stream order"), std::string::npos) << m;
+    EXPECT_NE(m.find("data.cache_bytes"), std::string::npos) << m;
+  }
+}
+
 TEST(TokenShardWindows, ACapBelowTwoShardsNamesBothSizesAndTheKey) {
   auto root = scratch_dir("shard-cap");
   std::vector<int64_t> bytes;
