@@ -166,8 +166,10 @@ TEST(TokenShardWindows, OrdersAreDeterministicPerSeedAndEpoch) {
 std::vector<Rows> global_batches(const fs::path& root, int world, int64_t e, int64_t from) {
   std::vector<std::unique_ptr<TokenLoader>> ranks;
   for (int r = 0; r < world; ++r) {
-    ranks.push_back(std::make_unique<TokenLoader>(
-        options(root / ("w" + std::to_string(world) + "r" + std::to_string(r)), 6 / world, r, world)));
+    char name[32];
+    std::snprintf(name, sizeof name, "w%d-r%d", world, r);
+    const fs::path cache = root / name;
+    ranks.push_back(std::make_unique<TokenLoader>(options(cache, 6 / world, r, world)));
     strata::SourcePosition pos = ranks[0]->position();
     pos["epoch"] = e;
     pos["step"] = from;
