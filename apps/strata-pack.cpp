@@ -3,7 +3,10 @@
 //   strata-pack <idx|files|raw|tokens> [options]
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -35,13 +38,19 @@ const char* kSubcommands = R"(Subcommands:
   strata-pack raw   --input FILE --tokens u16|i32 --seq-len N --out URL [common options]
       Fixed-size records: field "data" u8 [N], or token sequences: field
       "tokens" u16/i32 [N] (host byte order). A trailing partial record is dropped.
-  strata-pack tokens --text FILE... | --uint16 FILE... --out URL
+  strata-pack tokens --text PATH... | --uint16 PATH... | --text-list FILE | --uint16-list FILE --out URL
                      [--val-fraction F] [--vocab-size N] [common options]
       Token shards (a 1-D "tokens" array per shard; default --shard-size 8MiB)
       in URL/train and URL/val; the last F (default 0.01) of the token stream
       is the validation split. --text: byte-level tokens (vocabulary 256), the
       files concatenated. --uint16: llm.c .bin files (magic 20240520) or raw
       uint16 files (nanoGPT); vocabulary = --vocab-size, else largest token + 1.
+      A PATH that is a directory stands for every file under it (recursively,
+      in sorted path order); --text-list/--uint16-list FILE adds the paths FILE
+      lists, one a line (blank lines and lines starting with # skipped), after
+      those given. The
+      files are streamed in that order, a chunk at a time: the corpus is never
+      held in memory, and may be far larger than it.
 The common options (the Options above) go before or after the subcommand;
 `strata-pack SUBCOMMAND --help` lists each subcommand's own.
 S3 credentials come from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /
@@ -63,7 +72,41 @@ struct PackArgs {
   int64_t sample_bytes = 0, seq_len = 0, vocab_size = 0;
   double val_fraction = 0.01;
   std::vector<std::string> text, uint16;
+  std::string text_list, uint16_list;
 };
+
+// strata-pack tokens' inputs: each path, a directory's files (recursively, in
+// sorted path order), then the paths a list file names.
+std::vector<std::string> token_input_paths(const std::vector<std::string>& given, const std::string& list) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> paths = given;
+  if (!list.empty()) {
+    std::ifstream in(list);
+    if (!in) throw strata::ConfigError("strata-pack tokens: cannot read the list file " + list);
+    for (std::string line; std::getline(in, line);) {
+      while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+      if (!line.empty() && line[0] != '#') paths.push_back(line);
+    }
+  }
+  std::vector<std::string> files;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    if (!fs::is_directory(p, ec)) {
+      files.push_back(p);  // a missing file is named by the packer
+      continue;
+    }
+    std::vector<std::string> under;
+    for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec))
+      if (it->is_regular_file(ec)) under.push_back(it->path().string());
+    if (ec) throw strata::ConfigError("strata-pack tokens: cannot list " + p + ": " + ec.message());
+    if (under.empty()) throw strata::ConfigError("strata-pack tokens: directory " + p + " holds no files");
+    std::sort(under.begin(), under.end());
+    files.insert(files.end(), under.begin(), under.end());
+  }
+  if (files.empty()) throw strata::ConfigError("strata-pack tokens: no input files");
+  return files;
+}
 
 }  // namespace
 
@@ -146,9 +189,20 @@ int main(int argc, char** argv) {
   tokens->needs(seq_len);
   seq_len->needs(tokens);
   CLI::App* tok = app.add_subcommand("tokens", "Token shards for language models, split into train and val");
-  CLI::Option* text = tok->add_option("--text", a.text, "Text files: byte-level tokens (vocabulary 256)");
-  CLI::Option* u16 = tok->add_option("--uint16", a.uint16, "llm.c .bin or raw uint16 token files");
+  CLI::Option* text = tok->add_option(
+      "--text", a.text, "Text files or directories of them: byte-level tokens (vocabulary 256)");
+  CLI::Option* u16 =
+      tok->add_option("--uint16", a.uint16, "llm.c .bin or raw uint16 token files, or directories of them");
   text->excludes(u16);
+  CLI::Option* text_list =
+      tok->add_option("--text-list", a.text_list, "A file naming more --text inputs, one path a line")
+          ->option_text("FILE");
+  CLI::Option* u16_list =
+      tok->add_option("--uint16-list", a.uint16_list, "A file naming more --uint16 inputs, one path a line")
+          ->option_text("FILE");
+  text->excludes(u16_list);
+  text_list->excludes(u16);
+  text_list->excludes(u16_list);
   tok->add_option("--val-fraction", a.val_fraction, "The last F of the token stream is the validation split")
       ->option_text("F")
       ->capture_default_str();
@@ -194,14 +248,15 @@ int main(int argc, char** argv) {
       m = tokens->count() > 0 ? pack_raw(a.input, a.tokens_dtype, a.seq_len, p)
                               : pack_raw(a.input, "u8", a.sample_bytes, p);
     } else {
-      const bool from_text = text->count() > 0;
-      if (!from_text && u16->count() == 0)
+      const bool from_text = text->count() > 0 || text_list->count() > 0;
+      if (!from_text && u16->count() == 0 && u16_list->count() == 0)
         throw strata::ConfigError("strata-pack tokens needs either --text or --uint16 files");
+      const std::vector<std::string>& given = from_text ? a.text : a.uint16;
       TokenPackOptions t;
       t.val_fraction = a.val_fraction;
       t.vocab_size = a.vocab_size;
       std::vector<TokenInput> inputs;
-      for (const std::string& f : from_text ? a.text : a.uint16)
+      for (const std::string& f : token_input_paths(given, from_text ? a.text_list : a.uint16_list))
         inputs.push_back({f, from_text ? TokenFormat::text : TokenFormat::uint16});
       t.pack = p;
       const TokenPackResult r = pack_tokens(inputs, t);

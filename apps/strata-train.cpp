@@ -185,6 +185,12 @@ Sources token_sources(const TrainConfig& cfg, const Communicator& comm, Device d
   auto train = open("data.train_url", cfg.data.train_url, true);
   // byte-level datasets (strata-pack tokens --text) have one byte per token
   s.task.bytes_per_token = train->vocab_size() == 256 ? 1.0 : 0.0;
+  if (train->window_shards() > 0)  // a corpus larger than the cache (docs/cache-sizing.md)
+    s.note = "data: the train corpus (" + std::to_string(train->manifest().total_bytes()) +
+             " bytes) is larger than data.cache_bytes (" + std::to_string(cfg.data.cache_bytes) +
+             "): streamed through the cache in shard windows of " + std::to_string(train->window_shards()) +
+             " of " + std::to_string(train->manifest().shards.size()) +
+             " shards, each fetched once per epoch";
   s.train = std::move(train);
   if (!cfg.data.test_url.empty()) s.test = open("data.test_url", cfg.data.test_url, false);
   if (!cfg.data.val_url.empty()) s.val = open("data.val_url", cfg.data.val_url, false);

@@ -8,14 +8,23 @@
 // per node, checksums verified, shared by the node's ranks) and is read from
 // there through a read-only memory map, without being read into memory: the
 // page cache holds what is in use, so a multi-GB dataset needs disk, not RAM.
-// A shuffled epoch touches every shard within a few batches, so the cache must
-// hold the whole dataset; shards are staged when a batch first needs them, a
-// batch's missing shards in parallel. See docs/loader.md (token datasets).
+// A dataset that fits cache_bytes is cached whole: windows of the whole stream,
+// shards staged when a batch first needs them. A larger one streams through
+// the cache in shard windows (token_windows.h): W shards, W the most that fit
+// with one more shard staged ahead; the loader pins and maps one shard window
+// at a time, stages the next one's first shard in the background, and unpins
+// (unmaps) a shard window's shards when it moves on, so the cache can evict
+// them (farthest next use first). An unshuffled (evaluation) one larger than
+// the cache keeps stream order and maps only the shards of the batch being
+// read. See docs/loader.md (token datasets).
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/batch_source.h"
@@ -30,7 +39,7 @@ struct TokenLoaderOptions {
   std::string url;  // token dataset: manifest.json + shards
   SourceOptions source;
   std::filesystem::path cache_dir;  // node-local root; the dataset gets dataset_cache_dir(cache_dir, url)
-  int64_t cache_bytes = 0;          // capacity of the dataset's cache: at least the whole dataset
+  int64_t cache_bytes = 0;          // capacity of the dataset's cache: at least its two largest shards
   CacheLifetime lifetime = CacheLifetime::kJob;
   // The key of an encrypted dataset (data/format/data_key.h); null for a plain one.
   std::shared_ptr<const DataKey> key;
@@ -65,8 +74,9 @@ class TokenLoader : public strata::BatchSource {
   bool next(HostBatch& out) override;
   int64_t batches_per_epoch() const override { return windows_.global_batches(); }
   // {"epoch", "step" (next global batch of the epoch), "seed", "global_batch",
-  // "context"}; "world_size" and "rank" are informational: restore() accepts any
-  // world size with the same global batch.
+  // "context", "window_shards" (0: the whole stream)}; "world_size" and "rank"
+  // are informational: restore() accepts any world size with the same global
+  // batch, and keeps the saved window_shards (the order's) when the cache holds it.
   SourcePosition position() const override;
   // Throws ConfigError naming the key when seed, context or global batch differ.
   void restore(const SourcePosition& pos) override;
@@ -77,6 +87,11 @@ class TokenLoader : public strata::BatchSource {
   int64_t vocab_size() const { return manifest().vocab_size; }
   const TokenWindows& windows() const { return windows_; }
   int64_t global_batch() const { return opts_.batch_size * opts_.world_size; }
+  // Shards per shard window: 0 when the dataset is cached whole.
+  int64_t window_shards() const { return window_shards_; }
+  // Bytes the cache must hold for shard windows of `w` shards: the w + 1 largest
+  // shards (one window in use, one shard staged ahead).
+  int64_t window_need(int64_t w) const;
   ShardCache& cache() { return *cache_; }
   Source& source() { return *source_; }
 
@@ -85,6 +100,12 @@ class TokenLoader : public strata::BatchSource {
   void start_at(int64_t epoch, int64_t step);
   void reset_metrics();
   void validate_manifest() const;
+  void make_windows();
+  void enter_window(int64_t w);
+  ShardCache::Pin join_ahead();
+  int64_t next_use(const std::string& shard) const;
+  int64_t span_bytes(int64_t first, int64_t n) const;
+  int64_t in_order_need() const;
 
   TokenLoaderOptions opts_;
   std::unique_ptr<Source> source_;
@@ -93,7 +114,19 @@ class TokenLoader : public strata::BatchSource {
   TokenWindows windows_{0, 1, {}};
   int64_t step_ = 0;  // next global step of the epoch
   bool started_ = false;
-  std::vector<int64_t> row_windows_;  // scratch: the windows of the batch being built
+  std::vector<int64_t> row_starts_;  // scratch: the first tokens of the batch's windows
+
+  // Shard windows (window_shards_ > 0).
+  int64_t window_shards_ = 0;
+  std::vector<int64_t> shard_tokens_, shard_bytes_desc_;
+  std::unordered_map<std::string, int32_t> shard_index_;
+  std::vector<int64_t> window_of_shard_;  // this epoch's; only changed with no look-ahead running
+  std::atomic<int64_t> current_window_{-1};
+  std::future<ShardCache::Pin> ahead_;  // the next shard window's first shard, staging
+  int32_t ahead_shard_ = -1;
+  // Unshuffled (evaluation) and larger than the cache: stream order, only the
+  // shards of the batch being read mapped and pinned.
+  bool in_order_ = false;
 
   // Metrics baselines at the start of the epoch.
   double wait_s_ = 0;

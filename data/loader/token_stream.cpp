@@ -15,13 +15,32 @@
 
 namespace strata::data {
 
-TokenStream::TokenStream(ShardCache& cache, int staging_threads)
-    : cache_(cache), threads_(std::max(staging_threads, 1)) {
+TokenStream::TokenStream(ShardCache& cache, int staging_threads, bool pin)
+    : cache_(cache), threads_(std::max(staging_threads, 1)), pin_(pin) {
   const Manifest& m = cache_.manifest();
   u16_ = m.schema.at(0).dtype == "u16";
   starts_.push_back(0);
   for (const auto& s : m.shards) starts_.push_back(starts_.back() + s.samples);
   maps_.resize(m.shards.size());
+  pins_.resize(m.shards.size());
+}
+
+int64_t TokenStream::shard_tokens(int32_t shard) const {
+  const auto i = static_cast<size_t>(shard);
+  return starts_.at(i + 1) - starts_[i];
+}
+
+void TokenStream::adopt(int32_t shard, ShardCache::Pin pin) {
+  if (maps_.at(static_cast<size_t>(shard))) return;  // the pin is dropped: the map holds one
+  map(shard, pin);
+}
+
+void TokenStream::release_except(const std::vector<int32_t>& keep) {
+  for (size_t s = 0; s < maps_.size(); ++s) {
+    if (!maps_[s] || std::find(keep.begin(), keep.end(), static_cast<int32_t>(s)) != keep.end()) continue;
+    maps_[s].reset();  // unmapped first: the file may go once the pin does
+    pins_[s] = ShardCache::Pin();
+  }
 }
 
 int32_t TokenStream::shard_of(int64_t t) const {
@@ -70,7 +89,7 @@ void TokenStream::stage(const std::vector<int32_t>& shards) {
   for (size_t i = 0; i < shards.size(); ++i) map(shards[i], pins[i]);
 }
 
-void TokenStream::map(int32_t shard, const ShardCache::Pin& pin) {
+void TokenStream::map(int32_t shard, ShardCache::Pin& pin) {
   const ShardInfo& info = cache_.manifest().shards.at(static_cast<size_t>(shard));
   std::shared_ptr<const MappedShard> m;
   try {
@@ -81,6 +100,7 @@ void TokenStream::map(int32_t shard, const ShardCache::Pin& pin) {
     throw IoError("token stream: reading shard " + info.name + " from the cache failed: " + e.what());
   }
   maps_[static_cast<size_t>(shard)] = std::move(m);
+  if (pin_) pins_[static_cast<size_t>(shard)] = std::move(pin);
   ++staged_;
 }
 

@@ -184,9 +184,17 @@ LoaderCounters Reporter::log_loader(BatchSource& train, const TrainState& s) {
   const double t = steady_seconds();
   const DataMetrics dm = train.metrics();
   const LoaderCounters mine = LoaderCounters::between(last_data_, dm);
-  const LoaderCounters all = LoaderCounters::from_vector(allreduce_sums(comm_, mine.to_vector()));
+  // The epoch's store bytes so far ride along: the bytes-per-epoch figure of a
+  // corpus streamed through a smaller cache (docs/cache-sizing.md).
+  std::vector<double> sums = mine.to_vector();
+  sums.push_back(static_cast<double>(dm.remote_bytes));
+  sums = allreduce_sums(comm_, std::move(sums));
+  const double epoch_bytes = sums.back();
+  sums.pop_back();
+  const LoaderCounters all = LoaderCounters::from_vector(sums);
   std::map<std::string, double> values = all.interval_values(t - last_data_t_, comm_.size());
   values["epoch"] = static_cast<double>(s.epoch + 1);
+  values["epoch_store_bytes"] = epoch_bytes;
   log_->record("data", s.step, values);
   stats_.loader_totals += all;
   last_data_ = dm;
