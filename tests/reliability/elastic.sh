@@ -13,7 +13,7 @@
 #     running job, which finishes; a job that keeps dying ends strata-elastic
 #     with the --max-restarts error; a global batch no allowed rank count
 #     splits and a command without --run-dir are refused.
-#   usage: elastic.sh BIN_DIR SOURCE_DIR resize|supervisor
+#   usage: elastic.sh BIN_DIR SOURCE_DIR resize|supervisor   (STRATA_KEEP=1 keeps the temporary directory)
 set -euo pipefail
 BIN=$1
 SRC=$2
