@@ -39,6 +39,12 @@ void say(const std::string& line) {
   std::fflush(stdout);
 }
 
+std::string seconds(double s) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", s);
+  return b;
+}
+
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -390,7 +396,7 @@ class Supervisor {
       if (stopping_ != Stop::none) {
         // a job that does not stop: SIGTERM to mpirun (it tears the job down), then SIGKILL
         if (forced_ == 0 && now_s() - stop_sent_ > o_.stop_timeout_s) {
-          say("the job has not stopped " + std::to_string(static_cast<int>(o_.stop_timeout_s)) +
+          say("the job has not stopped " + seconds(o_.stop_timeout_s) +
               " s after SIGUSR1: SIGTERM to mpirun");
           ::kill(job_, SIGTERM);
           forced_ = now_s();
@@ -472,7 +478,8 @@ class Supervisor {
         rc < 0 ? "status not known to a restarted supervisor" : "mpirun exit " + std::to_string(rc);
     write_state(state_path_, {0, 0, global_batch_, 0, restarts_});
     if (rc == 0 || finished()) {
-      say("the run finished (" + status + ")");
+      say(rc <= 0 ? "the run finished (" + status + ")"
+                  : "the run has finished (its summary.json is there), though this job ended with " + status);
       return 0;
     }
     if (stopping == Stop::term) {
@@ -500,7 +507,7 @@ class Supervisor {
     say("rank died (" + status + "): restarting on " +
         (target > 0 ? std::to_string(target) + " ranks" : "the next membership of enough ranks") +
         " from the last checkpoint (restart " + std::to_string(restarts_) + " of " +
-        std::to_string(o_.max_restarts) + ", after " + std::to_string(o_.backoff_s) + " s)");
+        std::to_string(o_.max_restarts) + ", after " + seconds(o_.backoff_s) + " s)");
     not_before_ = now_s() + o_.backoff_s;
     return std::nullopt;
   }

@@ -10,7 +10,8 @@
 #     whose rounding training amplifies to 1e-9..1e-5 here; a wrong batch moves
 #     them by more than 1e-3.
 #   supervisor: strata-elastic SIGKILLed mid-run and started again adopts the
-#     running job, which finishes; a job that keeps dying ends strata-elastic
+#     running job, which finishes; SIGTERM to strata-elastic stops the job
+#     cleanly with no relaunch; a job that keeps dying ends strata-elastic
 #     with the --max-restarts error; a global batch no allowed rank count
 #     splits and a command without --run-dir are refused.
 #   usage: elastic.sh BIN_DIR SOURCE_DIR resize|supervisor   (STRATA_KEEP=1 keeps the temporary directory)
@@ -28,6 +29,12 @@ trap cleanup EXIT
 [ -z "${STRATA_KEEP:-}" ] || trap - EXIT
 source "$(dirname "$0")/job_lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 STRATA_STOP_GRACE=2
+# a failure shows what strata-elastic said last
+fail() {
+  echo "FAIL: $*"
+  grep -h -e '^strata-elastic' -e 'strata-train: error' "$W"/*.log 2>/dev/null | tail -6 || true
+  exit 1
+}
 # strata-elastic appends its overrides after --run-dir
 rank_pids() { pgrep -f "^$BIN/strata-train .*--run-dir $1 " || true; }
 CHECK="python3 $(dirname "$0")/elastic_check.py"
@@ -117,6 +124,20 @@ hist=$($CHECK history "$W/adopt")
   fail "a third strata-elastic on the finished run exited non-zero: $(cat "$W/again.log")"
 grep -q "already finished" "$W/again.log" || fail "the finished run was not recognised: $(cat "$W/again.log")"
 echo "killed and restarted: adopted mpirun $mpirun_before, the run finished (history $hist); a third start said: $(grep -o 'the run.*' "$W/again.log")"
+
+# SIGTERM to strata-elastic: one clean stop of the job (SIGUSR1 to mpirun), no relaunch, mpirun's status
+supervise term
+wait_step "$W/term" $SUP 20
+kill -TERM $SUP
+wait_exit $SUP 120
+SUP=
+grep -q "stopped by signal 10 at step" "$W/term/train.log" ||
+  fail "SIGTERM: no clean stop in train.log (exit $JOB_RC): $(tail -3 "$W/term/train.log")"
+stop_step=$(grep -o "stopped by signal 10 at step [0-9]*" "$W/term/train.log" | grep -o '[0-9]*$')
+[ -e "$W/term/checkpoints/$(printf 'step-%09d.h5' "$stop_step")" ] || fail "SIGTERM: no checkpoint of step $stop_step"
+[ "$JOB_RC" -eq 138 ] || fail "SIGTERM: strata-elastic exited $JOB_RC, not mpirun's 138 (128 + SIGUSR1)"
+[ "$(grep -c '^strata-elastic: launching' "$W/term.log")" -eq 1 ] || fail "SIGTERM: the job was launched again"
+echo "SIGTERM: the job stopped after step $stop_step with its checkpoint, strata-elastic exited $JOB_RC: $(grep '^strata-elastic: the job stopped' "$W/term.log")"
 
 # a job that dies at every start (its dataset does not exist)
 rc=0
