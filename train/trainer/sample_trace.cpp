@@ -9,6 +9,7 @@
 // uninterrupted run does (tests/reliability/elastic.sh); costs a hash per sample.
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 #include <string>
 
 #include "base/error.h"
@@ -37,9 +38,9 @@ void Trainer::open_sample_trace(const TrainState& s) {
 }
 
 void Trainer::trace_samples(const HostBatch& b, const TrainState& s) {
-  std::string line = "start " + std::to_string(trace_start_) + " step " + std::to_string(s.step) + " epoch " +
-                     std::to_string(s.epoch) + " micro " + std::to_string(s.micro) + " rank " +
-                     std::to_string(comm_.rank()) + " world " + std::to_string(comm_.size()) + " ids";
+  std::ostringstream line;
+  line << "start " << trace_start_ << " step " << s.step << " epoch " << s.epoch << " micro " << s.micro
+       << " rank " << comm_.rank() << " world " << comm_.size() << " ids";
   const HostArray* id = nullptr;
   for (const HostArray& f : b.fields)
     if (f.name == "id" && f.dtype == DType::i64) id = &f;
@@ -54,9 +55,9 @@ void Trainer::trace_samples(const HostBatch& b, const TrainState& s) {
         v = fnv1a(reinterpret_cast<const uint8_t*>(f.bytes.data()) + per * static_cast<size_t>(i), per, v);
       }
     }
-    line += " " + std::to_string(v);
+    line << ' ' << v;
   }
-  *sample_trace_ << line << '\n' << std::flush;
+  *sample_trace_ << line.str() << '\n' << std::flush;
 }
 
 }  // namespace strata
