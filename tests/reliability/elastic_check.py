@@ -2,7 +2,8 @@
 """Checks of tests/reliability/elastic.sh on two run directories (sample traces
 from STRATA_TRACE_SAMPLE_IDS, summary.json, metrics.jsonl).
 
-  elastic_check.py history RUN            prints the world-size history ("2 3 2")
+  elastic_check.py history RUN            prints the world-size history ("2 3 2"),
+                                          and on stderr each start's step and time
   elastic_check.py compare REF RUN TOL    the samples of every step equal REF's;
                                           epoch and test losses within TOL (relative)
 """
@@ -16,7 +17,7 @@ sys.dont_write_bytecode = True
 
 def history(run):
     with open(os.path.join(run, "summary.json")) as f:
-        return [h["world_size"] for h in json.load(f)["world_size_history"]]
+        return json.load(f)["world_size_history"]
 
 
 def steps(run):
@@ -76,6 +77,8 @@ def compare(ref, run, tol):
 
 if __name__ == "__main__":
     if sys.argv[1] == "history":
-        print(" ".join(str(w) for w in history(sys.argv[2])))
+        h = history(sys.argv[2])
+        print(" ".join(str(w["world_size"]) for w in h))
+        print(", ".join(f'{w["world_size"]} ranks from step {w["step"]} ({w["time"]})' for w in h), file=sys.stderr)
     else:
         compare(sys.argv[2], sys.argv[3], float(sys.argv[4]))
