@@ -11,8 +11,8 @@
 #     whose rounding training amplifies to 1e-9..1e-5 here; a wrong batch moves
 #     them by more than 1e-3.
 #   supervisor: strata-elastic SIGKILLed mid-run and started again adopts the
-#     running job, which finishes; SIGTERM to strata-elastic stops the job
-#     cleanly with no relaunch; a job that keeps dying ends strata-elastic
+#     running job, which finishes; SIGTERM to strata-elastic (membership from
+#     --discovery) stops the job cleanly with no relaunch; a job that keeps dying ends strata-elastic
 #     with the --max-restarts error; a global batch no allowed rank count
 #     splits and a command without --run-dir are refused.
 #   usage: elastic.sh BIN_DIR SOURCE_DIR resize|supervisor   (STRATA_KEEP=1 keeps the temporary directory)
@@ -129,7 +129,10 @@ hist=$($CHECK history "$W/adopt")
 grep -q "already finished" "$W/again.log" || fail "the finished run was not recognised: $(cat "$W/again.log")"
 echo "killed and restarted: adopted mpirun $mpirun_before, the run finished (history $hist); a third start said: $(grep -o 'the run.*' "$W/again.log")"
 
-# SIGTERM to strata-elastic: one clean stop of the job (SIGUSR1 to mpirun), no relaunch, mpirun's status
+# SIGTERM to strata-elastic: one clean stop of the job (SIGUSR1 to mpirun), no relaunch, mpirun's
+# status. The membership from a discovery command this time (host:slots lines).
+ELASTIC_HOSTFILE=("${ELASTIC[@]}")
+ELASTIC=("$BIN/strata-elastic" --discovery "sed 's/ slots=/:/' $W/hosts" "${ELASTIC[@]:3}")
 supervise term
 wait_step "$W/term" $SUP 20
 kill -TERM $SUP
@@ -141,6 +144,9 @@ stop_step=$(grep -o "stopped by signal 10 at step [0-9]*" "$W/term/train.log" | 
 [ -e "$W/term/checkpoints/$(printf 'step-%09d.h5' "$stop_step")" ] || fail "SIGTERM: no checkpoint of step $stop_step"
 [ "$JOB_RC" -eq 138 ] || fail "SIGTERM: strata-elastic exited $JOB_RC, not mpirun's 138 (128 + SIGUSR1)"
 [ "$(grep -c '^strata-elastic: launching' "$W/term.log")" -eq 1 ] || fail "SIGTERM: the job was launched again"
+ELASTIC=("${ELASTIC_HOSTFILE[@]}")
+grep -q "^strata-elastic: launching 2 ranks on localhost:2 " "$W/term.log" ||
+  fail "--discovery: not launched on localhost:2: $(grep '^strata-elastic' "$W/term.log")"
 echo "SIGTERM: the job stopped after step $stop_step with its checkpoint, strata-elastic exited $JOB_RC: $(grep '^strata-elastic: the job stopped' "$W/term.log")"
 
 # a job that dies at every start (its dataset does not exist)
