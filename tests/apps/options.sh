@@ -13,7 +13,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 version=$(sed -n 's/^project(strata VERSION \([0-9.]*\).*/\1/p' "$SRC/CMakeLists.txt")
 in_git=$(git -C "$SRC" rev-parse --is-inside-work-tree 2>/dev/null || echo false)
-for b in strata-train strata-pack strata-bench strata-export strata-generate strata-proxy strata-config-docs \
+for b in strata-train strata-pack strata-bench strata-export strata-generate strata-proxy strata-config-docs strata-elastic \
          strata-inspect; do
   [ -x "$BIN/$b" ] || fail "$BIN/$b is not built"
   out=$("$BIN/$b" --version) || fail "$b --version exited with $?"

@@ -1,6 +1,7 @@
 // Whether two checkpoints hold the same training state to the bit: the model's
 // and the optimizer's tensors (names, dtypes, shapes and bytes) and the
-// trainer's counters. What a kill-and-resume check asks of a resumed run
+// trainer's counters, but for the world-size history (world_sizes.*: a record
+// of the run's starts, one more in a resumed run). What a kill-and-resume check asks of a resumed run
 // (strata-inspect --same-as; scripts/gpu-train-check.sh on a GPU).
 #pragma once
 #include <string>

@@ -18,8 +18,10 @@ struct PrometheusExporter::Impl {
   std::shared_ptr<pm::Registry> registry = std::make_shared<pm::Registry>();
   std::unique_ptr<MetricsEndpoint> endpoint;
   pm::Labels labels;
-  pm::Gauge *step, *epoch, *loss, *lr, *step_rate, *sample_rate, *data_wait, *mem_in_use, *mem_peak;
-  pm::Counter *steps, *samples, *hits, *misses, *retries, *evictions, *staged, *requests, *bytes, *wait;
+  pm::Gauge *world_size, *step, *epoch, *loss, *lr, *step_rate, *sample_rate, *data_wait, *mem_in_use,
+      *mem_peak;
+  pm::Counter *world_size_changes, *steps, *samples, *hits, *misses, *retries, *evictions, *staged, *requests,
+      *bytes, *wait;
   pm::Gauge *gpu_util = nullptr, *gpu_used = nullptr, *gpu_total = nullptr;
   std::function<std::optional<GpuReading>()> gpu_probe;
   std::mutex mu;  // update() against set_gpu_probe()
@@ -37,6 +39,9 @@ PrometheusExporter::PrometheusExporter(const std::string& address, int port, Pro
   auto& m = *impl_;
   m.labels = {{"job", labels.job}, {"rank", labels.rank}, {"host", labels.host}};
   m.step = m.gauge("strata_step", "Optimizer steps done");
+  m.world_size = m.gauge("strata_world_size", "Ranks of this start of the run");
+  m.world_size_changes = m.counter("strata_world_size_changes_total",
+                                   "Starts of the run on another rank count than the start before");
   m.epoch = m.gauge("strata_epoch", "The epoch being trained (1-based)");
   m.loss = m.gauge("strata_loss", "Training loss, mean over the last logging interval");
   m.lr = m.gauge("strata_learning_rate", "Learning rate of the last step");
@@ -103,6 +108,13 @@ void PrometheusExporter::update(const TrainingFigures& f) {
       m.gpu_used->Set(static_cast<double>(g->memory_used_bytes));
       m.gpu_total->Set(static_cast<double>(g->memory_total_bytes));
     }
+}
+
+void PrometheusExporter::set_world_size(int64_t world_size, int64_t changes) {
+  auto& m = *impl_;
+  std::lock_guard<std::mutex> lk(m.mu);
+  m.world_size->Set(static_cast<double>(world_size));
+  advance(m.world_size_changes, static_cast<double>(changes) - m.world_size_changes->Value());
 }
 
 void PrometheusExporter::add_loader(const LoaderCounters& l) {

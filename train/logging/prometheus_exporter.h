@@ -50,6 +50,9 @@ class PrometheusExporter {
   void update(const TrainingFigures& f);
   // The loader counters advance by this rank's loader over an interval.
   void add_loader(const LoaderCounters& loader);
+  // strata_world_size and strata_world_size_changes_total (the run's starts on
+  // another rank count than the start before, over all its starts).
+  void set_world_size(int64_t world_size, int64_t changes);
   void set_gpu_probe(std::function<std::optional<GpuReading>()> probe);
   int port() const;  // the port it listens on
 

@@ -65,6 +65,14 @@ Checkpoint Checkpointer::snapshot(const TrainParts& parts, const SourcePosition&
   for (size_t i = 0; i < sums.size() && i < sum_names.size(); ++i)
     ck.scalars["epoch_sum." + sum_names[i]] = sums[i];
   ck.ints["epochs_done"] = s.epochs_done;
+  // the world-size history as ints: world_sizes.n, world_sizes.<i>.{world_size,step,unix_time}
+  ck.ints["world_sizes.n"] = static_cast<int64_t>(s.world_sizes.size());
+  for (size_t i = 0; i < s.world_sizes.size(); ++i) {
+    const std::string k = "world_sizes." + std::to_string(i) + ".";
+    ck.ints[k + "world_size"] = s.world_sizes[i].world_size;
+    ck.ints[k + "step"] = s.world_sizes[i].step;
+    ck.ints[k + "unix_time"] = s.world_sizes[i].unix_time;
+  }
   ck.ints[ckpt_key::best_epoch] = s.best.best_epoch;
   ck.ints["have_best"] = s.best.have_best ? 1 : 0;
   ck.ints[ckpt_key::patience_counter] = s.best.early.bad_epochs();
@@ -131,6 +139,12 @@ void Checkpointer::restore(const Checkpoint& ck, const TrainParts& parts, BatchS
   r.micro = ck.int_value("micro");
   r.skipped_steps = ck.int_value("skipped_steps");
   r.epochs_done = ck.int_value("epochs_done");
+  if (ck.ints.count("world_sizes.n"))  // absent from checkpoints written before the history
+    for (int64_t i = 0; i < ck.int_value("world_sizes.n"); ++i) {
+      const std::string k = "world_sizes." + std::to_string(i) + ".";
+      r.world_sizes.push_back(
+          {ck.int_value(k + "world_size"), ck.int_value(k + "step"), ck.int_value(k + "unix_time")});
+    }
   r.best.best_epoch = ck.int_value(ckpt_key::best_epoch);
   r.best.have_best = ck.int_value("have_best") != 0;
   const EarlyStoppingState early{ck.scalar_value("early_best"), ck.int_value("early_best_epoch"),

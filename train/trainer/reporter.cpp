@@ -145,6 +145,19 @@ void Reporter::start_run(const RunShape& shape, int64_t step) {
   last_log_step_ = step;
 }
 
+void Reporter::note_world_sizes(const std::vector<WorldSizeStart>& starts) {
+  if (starts.empty()) return;
+  int64_t changes = 0;
+  std::string line = "world size " + std::to_string(starts.back().world_size) + " at step " +
+                     std::to_string(starts.back().step) + "; the run's starts:";
+  for (size_t i = 0; i < starts.size(); ++i) {
+    if (i > 0 && starts[i].world_size != starts[i - 1].world_size) changes++;
+    line += " " + std::to_string(starts[i].world_size) + "@" + std::to_string(starts[i].step);
+  }
+  if (starts.size() > 1) log_->message(line);
+  if (prometheus_) prometheus_->set_world_size(starts.back().world_size, changes);
+}
+
 void Reporter::start_epoch() {
   epoch_t0_ = last_log_ = steady_seconds();
   epoch_samples_ = last_log_samples_ = 0;

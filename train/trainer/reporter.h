@@ -58,6 +58,9 @@ class Reporter {
   void set_flops_per_item(double flops) { flops_per_item_ = flops; }
 
   void start_run(const RunShape& shape, int64_t step);
+  // This start's world size and the run's earlier ones: a line in the log and
+  // the strata_world_size* series.
+  void note_world_sizes(const std::vector<WorldSizeStart>& starts);
   void start_epoch();
   // The sum of the micro-batches' losses since the last progress line, on the device.
   TaskSums& loss_window(Device device);

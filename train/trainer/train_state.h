@@ -24,6 +24,13 @@ struct BestTracking {
   bool have_best = false;
 };
 
+// One start of the run (issue 33): its world size, the step it started from and
+// when (seconds since the epoch, UTC). Kept in every checkpoint, so that the
+// list survives relaunches on other rank counts and s3:// run directories.
+struct WorldSizeStart {
+  int64_t world_size = 0, step = 0, unix_time = 0;
+};
+
 struct TrainState {
   int64_t epoch = 0;       // the epoch being trained (or next, when !mid_epoch)
   bool mid_epoch = false;  // resume by restoring the loader position
@@ -35,6 +42,8 @@ struct TrainState {
   // model's device (empty until the epoch's first batch)
   TaskSums sums;
   BestTracking best;
+  // every start whose state reached a checkpoint, then this one (Trainer::run_fit)
+  std::vector<WorldSizeStart> world_sizes;
 };
 
 struct RunStats {

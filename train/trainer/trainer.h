@@ -12,6 +12,7 @@
 // NVML). Its state is TrainState, what a checkpoint restores, apart from the
 // Reporter's RunStats, what this process measured (train/trainer/train_state.h).
 #pragma once
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -65,6 +66,8 @@ struct TrainSummary {
   std::optional<double> mfu;
   double data_wait_fraction = 0;
   int world_size = 1;
+  // every start of the run that reached a checkpoint, then this one (issue 33)
+  std::vector<WorldSizeStart> world_size_history;
   std::string precision;
   double wall_seconds = 0;
   bool stopped_early = false;
@@ -170,12 +173,15 @@ class Trainer {
   int agreed_stop_signal();
   void end_epoch(BatchSource& train, TrainState& s);
   double evaluate_and_track(TrainState& s);  // NaN without a validation source
-  void save(const BatchSource& train, const TrainState& s, double metric);
+  void save(const BatchSource& train, TrainState& s, double metric);
   TrainParts parts();
   TrainSummary summarize(const TrainState& s, BatchSource* test);
   TrainSummary run_fit(BatchSource& train, BatchSource* val, BatchSource* test);
   void sync_buffers_if_trained();
   CopyEngine& copy_engine();
+  // STRATA_TRACE_SAMPLE_IDS: one line per micro-batch with its samples' ids
+  void open_sample_trace(const TrainState& s);
+  void trace_samples(const HostBatch& b, const TrainState& s);
 
   TrainConfig cfg_;
   std::string run_dir_;
@@ -209,6 +215,8 @@ class Trainer {
   RunRecord run_record_;
   std::function<void()> buffer_sync_;
   bool trained_since_buffer_sync_ = false;
+  std::unique_ptr<std::ofstream> sample_trace_;
+  int64_t trace_start_ = 0;  // this start's index in the world-size history
 };
 
 }  // namespace strata

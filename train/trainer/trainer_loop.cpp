@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <csignal>
+#include <ctime>
 #include <optional>
 
 #include "base/error.h"
@@ -50,6 +51,11 @@ TrainSummary Trainer::run_fit(BatchSource& train, BatchSource* val, BatchSource*
   s.best.early =
       EarlyStopping({cfg_.early_stopping.mode, cfg_.early_stopping.patience, cfg_.early_stopping.min_delta});
   checkpointer_.resume(parts(), train, s, reporter_.log());
+  if (comm_.rank() != 0 && !s.sums.empty()) s.sums.zero();  // the checkpoint's sums are all ranks' (save)
+  // this start joins the world-size history the checkpoint brought (issue 33)
+  s.world_sizes.push_back({comm_.size(), s.step, static_cast<int64_t>(std::time(nullptr))});
+  reporter_.note_world_sizes(s.world_sizes);
+  open_sample_trace(s);
   reporter_.start_run(shape_, s.step);
   evaluator_.start_run();
   // resumed from the last step of a run that trainer.max_steps ended: nothing more to train
@@ -127,6 +133,7 @@ bool Trainer::train_step(const std::function<std::optional<FedBatch>()>& next_ba
     const std::optional<FedBatch> batch = next_batch();
     if (!batch) break;  // the source ended inside the window: its gradients wait, no update
     items += forward_backward(*batch, /*sync=*/done + 1 == window, s);
+    if (sample_trace_) trace_samples(*batch->host, s);
     samples += batch->host->size;
     s.micro++;
   }
@@ -205,10 +212,20 @@ double Trainer::evaluate_and_track(TrainState& s) {
   return evaluator_.evaluate_and_track(*val_, copy_engine(), model_device(), *schedule_, s, reporter_.log());
 }
 
-void Trainer::save(const BatchSource& train, const TrainState& s, double metric) {
+void Trainer::save(const BatchSource& train, TrainState& s, double metric) {
   sync_buffers_if_trained();                                 // collective: before rank 0 alone goes on
   const bool fed = feeder_ && &feeder_->source() == &train;  // the loader is a batch ahead of the step
+  // The epoch's training sums are each rank's own, and rank 0 writes the
+  // checkpoint: it holds all ranks' sums, and after a resume rank 0 alone
+  // carries them on (run_fit), so that a resume on any rank count counts each
+  // sample of the epoch once in its train_loss and train_accuracy.
+  std::vector<double> mine;
+  if (comm_.size() > 1 && !s.sums.empty()) {
+    mine = s.sums.read();
+    s.sums.assign(allreduce_sums(comm_, mine));
+  }
   checkpointer_.save(parts(), fed ? feeder_->position() : train.position(), s, metric, reporter_.log());
+  if (!mine.empty()) s.sums.assign(mine);
 }
 
 }  // namespace strata

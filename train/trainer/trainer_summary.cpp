@@ -3,6 +3,7 @@
 // the test set's evaluation and the allocator's and the GPU's figures.
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -12,6 +13,20 @@
 #include "train/trainer/trainer.h"
 
 namespace strata {
+
+namespace {
+
+// 2026-12-05T01:02:03Z
+std::string iso8601_utc(int64_t unix_time) {
+  const std::time_t t = static_cast<std::time_t>(unix_time);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char b[32];
+  std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return b;
+}
+
+}  // namespace
 
 TrainSummary Trainer::summarize(const TrainState& st, BatchSource* test) {
   const RunStats& stats = reporter_.stats();
@@ -40,6 +55,7 @@ TrainSummary Trainer::summarize(const TrainState& st, BatchSource* test) {
     s.mfu = s.flops_per_second / (cfg_.trainer.peak_flops * comm_.size());
   s.data_wait_fraction = stats.wait_seconds / seconds;
   s.world_size = comm_.size();
+  s.world_size_history = st.world_sizes;
   s.precision = cfg_.precision.dtype;
   s.wall_seconds = steady_seconds() - t_start_;
   s.stopped_early = evaluator_.stopped_early();
@@ -119,6 +135,10 @@ std::string TrainSummary::to_json() const {
   j["mfu"] = mfu ? nlohmann::json(*mfu) : nlohmann::json(nullptr);
   j["data_wait_fraction"] = data_wait_fraction;
   j["world_size"] = world_size;
+  nlohmann::json history = nlohmann::json::array();
+  for (const WorldSizeStart& w : world_size_history)
+    history.push_back({{"world_size", w.world_size}, {"step", w.step}, {"time", iso8601_utc(w.unix_time)}});
+  j["world_size_history"] = history;
   j["precision"] = precision;
   j["wall_seconds"] = wall_seconds;
   j["stopped_early"] = stopped_early;

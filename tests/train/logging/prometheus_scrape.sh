@@ -70,7 +70,7 @@ for m in strata_step strata_epoch strata_loss strata_learning_rate strata_steps_
          strata_steps_total strata_samples_total strata_loader_cache_hits_total \
          strata_loader_cache_misses_total strata_loader_retries_total strata_loader_evictions_total \
          strata_loader_shards_staged_total strata_store_requests_total strata_store_bytes_total \
-         strata_data_wait_seconds_total; do
+         strata_data_wait_seconds_total strata_world_size strata_world_size_changes_total; do
   line=$(grep "^$m{" "$W/scrape2" | head -1) || fail "no $m in the scrape"
   for l in job=\"prom-run\" rank=\"0\" host=\"$(hostname)\"; do
     case "$line" in *"$l"*) ;; *) fail "$m lacks the label $l: $line" ;; esac
@@ -79,6 +79,9 @@ for m in strata_step strata_epoch strata_loss strata_learning_rate strata_steps_
 done
 grep -q "^# TYPE strata_steps_total counter" "$W/scrape2" || fail "strata_steps_total is not a counter"
 grep -q "^# TYPE strata_loss gauge" "$W/scrape2" || fail "strata_loss is not a gauge"
+# one start, of one rank (tests/reliability/elastic.sh scrapes a resized run)
+[ "$(value strata_world_size "$W/scrape2")" = 1 ] && [ "$(value strata_world_size_changes_total "$W/scrape2")" = 0 ] ||
+  fail "strata_world_size $(value strata_world_size "$W/scrape2"), changes $(value strata_world_size_changes_total "$W/scrape2"): expected 1 and 0"
 misses=$(value strata_loader_cache_misses_total "$W/scrape2")
 bytes=$(value strata_store_bytes_total "$W/scrape2")
 awk -v m="$misses" -v b="$bytes" 'BEGIN{exit !(m > 0 && b > 0)}' ||

@@ -90,8 +90,9 @@ sa = json.load(open(os.path.join(full, "summary.json")))
 sb = json.load(open(os.path.join(cut, "summary.json")))
 # timing, remote I/O and this process's allocator figures differ between runs, as
 # do the saves each process made and the time they took, and run.json's record
-# of the invocation (the resumed one's command line has its resume key)
-timing = {"command_line", "overrides", "started_at", "wall_seconds", "samples_per_second", "items_per_second", "flops_per_second", "mfu", "data_wait_fraction", "remote_requests", "remote_bytes", "train_loader",
+# of the invocation (the resumed one's command line has its resume key), and
+# the world-size history (one start more in the resumed run)
+timing = {"world_size_history", "command_line", "overrides", "started_at", "wall_seconds", "samples_per_second", "items_per_second", "flops_per_second", "mfu", "data_wait_fraction", "remote_requests", "remote_bytes", "train_loader",
           "memory_in_use_bytes", "memory_peak_bytes", "memory_cached_bytes", "memory_allocations",
           "checkpoint_saves", "checkpoint_blocked_seconds", "checkpoint_waited_seconds"}
 assert sa.keys() == sb.keys(), f"summary.json keys differ: {sorted(sa.keys() ^ sb.keys())}"
