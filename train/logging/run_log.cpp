@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -12,14 +14,54 @@
 
 namespace strata {
 
+namespace {
+
+// A process killed while writing leaves a last line without its newline. The
+// resumed process appends to the same files, so that line must end first:
+// metrics.jsonl loses the torn row (it is not a JSON object, and every reader
+// parses line by line), train.log keeps its text and gets the newline.
+// Returns the bytes dropped.
+int64_t end_torn_line(const std::string& path, bool drop) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec || size == 0) return 0;
+  std::FILE* f = std::fopen(path.c_str(), "rb+");
+  if (!f) return 0;
+  int64_t keep = static_cast<int64_t>(size);
+  char c = 0;
+  while (keep > 0 && std::fseek(f, keep - 1, SEEK_SET) == 0 && std::fread(&c, 1, 1, f) == 1 && c != '\n')
+    --keep;
+  std::fclose(f);
+  if (keep == static_cast<int64_t>(size)) return 0;
+  if (!drop) {
+    if (std::FILE* a = std::fopen(path.c_str(), "a")) {
+      std::fputc('\n', a);
+      std::fclose(a);
+    }
+    return 0;
+  }
+  std::filesystem::resize_file(path, static_cast<uintmax_t>(keep), ec);
+  if (ec) throw IoError("cannot cut the torn last row of " + path + ": " + ec.message());
+  return static_cast<int64_t>(size) - keep;
+}
+
+}  // namespace
+
 RunLog::RunLog(const std::string& run_dir, bool enabled, ConsoleMode console, bool tensorboard)
     : enabled_(enabled), console_(console) {
   if (!enabled_) return;
   std::filesystem::create_directories(run_dir);
+  end_torn_line(run_dir + "/train.log", false);
+  const int64_t torn = end_torn_line(run_dir + "/metrics.jsonl", true);
   log_ = std::fopen((run_dir + "/train.log").c_str(), "a");
   jsonl_ = std::fopen((run_dir + "/metrics.jsonl").c_str(), "a");
   if (!log_ || !jsonl_)
     throw IoError("cannot open train.log / metrics.jsonl in " + run_dir + ": " + std::strerror(errno));
+  if (torn > 0) {
+    std::fprintf(log_, "metrics.jsonl: dropped the torn last row (%lld bytes) a killed process left\n",
+                 static_cast<long long>(torn));
+    std::fflush(log_);
+  }
   if (tensorboard) tb_ = std::make_unique<TensorBoardWriter>(run_dir + "/tensorboard");
   if (console_ != ConsoleMode::off)
     bars_ =
