@@ -42,6 +42,8 @@ def parse():
     p.add_argument("--ckpt", required=True, help="checkpoint file (shared by the workers)")
     p.add_argument("--events", required=True, help="JSON lines rank 0 appends to")
     p.add_argument("--threads", type=int, default=1, help="torch compute threads per worker")
+    p.add_argument("--file-store", action="store_true",
+                   help="rendezvous of the process group through a file per restart, not the agent's store")
     return p.parse_args()
 
 
@@ -61,7 +63,13 @@ def main():
         raise SystemExit(f"elastic_peer: global batch {a.global_batch} does not split over {world} workers")
     b = a.global_batch // world
     torch.set_num_threads(a.threads)
-    dist.init_process_group("gloo")
+    if a.file_store:
+        # a store of this restart's own: the agent's TCP store handed restarted
+        # workers addresses of the previous attempt's here (torch 2.15; gloo's
+        # connectFullMesh refused, or init_process_group hung)
+        dist.init_process_group("gloo", init_method=f"file://{a.ckpt}.store-{restart}", rank=rank, world_size=world)
+    else:
+        dist.init_process_group("gloo")
     event("joined", world=world, restart=restart)
     torch.manual_seed(cfg["seed"])
     x, y = peer_data.fashion_mnist(cfg, "train")
