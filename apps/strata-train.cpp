@@ -435,6 +435,14 @@ int run(int argc, char** argv) {
     }
     std::printf("run directory: %s\n", where.c_str());
   }
+  // A stopped job's ranks exit non-zero (128 + the signal), and the first to
+  // exit makes mpirun tear the job down: the others get SIGTERM one grace
+  // (odls_base_sigkill_timeout) later, SIGKILL after another. No rank may go
+  // before rank 0 has saved and committed the final checkpoint.
+  if (s.interrupted_by_signal && comm->size() > 1) {
+    std::fflush(stdout);
+    comm->barrier();
+  }
   return s.interrupted_by_signal ? 128 + s.interrupted_by_signal : 0;
 }
 

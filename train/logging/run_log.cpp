@@ -17,32 +17,29 @@ namespace strata {
 namespace {
 
 // A process killed while writing leaves a last line without its newline. The
-// resumed process appends to the same files, so that line must end first:
-// metrics.jsonl loses the torn row (it is not a JSON object, and every reader
-// parses line by line), train.log keeps its text and gets the newline.
-// Returns the bytes dropped.
-int64_t end_torn_line(const std::string& path, bool drop) {
+// resumed process appends to the same files, so that line is ended first: its
+// bytes stay (a run directory in a store must keep what the killed process
+// synced, as a prefix), and each new row starts a line of its own. A torn
+// metrics.jsonl row is then one line that is not JSON, which readers skip
+// (scripts/strata-plot). Returns the torn line's length.
+int64_t end_torn_line(const std::string& path) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
   if (ec || size == 0) return 0;
-  std::FILE* f = std::fopen(path.c_str(), "rb+");
+  std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return 0;
-  int64_t keep = static_cast<int64_t>(size);
+  int64_t line_start = static_cast<int64_t>(size);
   char c = 0;
-  while (keep > 0 && std::fseek(f, keep - 1, SEEK_SET) == 0 && std::fread(&c, 1, 1, f) == 1 && c != '\n')
-    --keep;
+  while (line_start > 0 && std::fseek(f, line_start - 1, SEEK_SET) == 0 && std::fread(&c, 1, 1, f) == 1 &&
+         c != '\n')
+    --line_start;
   std::fclose(f);
-  if (keep == static_cast<int64_t>(size)) return 0;
-  if (!drop) {
-    if (std::FILE* a = std::fopen(path.c_str(), "a")) {
-      std::fputc('\n', a);
-      std::fclose(a);
-    }
-    return 0;
-  }
-  std::filesystem::resize_file(path, static_cast<uintmax_t>(keep), ec);
-  if (ec) throw IoError("cannot cut the torn last row of " + path + ": " + ec.message());
-  return static_cast<int64_t>(size) - keep;
+  const int64_t torn = static_cast<int64_t>(size) - line_start;
+  if (torn == 0) return 0;
+  std::FILE* a = std::fopen(path.c_str(), "a");
+  if (!a || std::fputc('\n', a) == EOF || std::fclose(a) != 0)
+    throw IoError("cannot end the torn last line of " + path + ": " + std::strerror(errno));
+  return torn;
 }
 
 }  // namespace
@@ -51,15 +48,18 @@ RunLog::RunLog(const std::string& run_dir, bool enabled, ConsoleMode console, bo
     : enabled_(enabled), console_(console) {
   if (!enabled_) return;
   std::filesystem::create_directories(run_dir);
-  end_torn_line(run_dir + "/train.log", false);
-  const int64_t torn = end_torn_line(run_dir + "/metrics.jsonl", true);
+  end_torn_line(run_dir + "/train.log");
+  const int64_t torn = end_torn_line(run_dir + "/metrics.jsonl");
   log_ = std::fopen((run_dir + "/train.log").c_str(), "a");
   jsonl_ = std::fopen((run_dir + "/metrics.jsonl").c_str(), "a");
   if (!log_ || !jsonl_)
     throw IoError("cannot open train.log / metrics.jsonl in " + run_dir + ": " + std::strerror(errno));
   if (torn > 0) {
-    std::fprintf(log_, "metrics.jsonl: dropped the torn last row (%lld bytes) a killed process left\n",
-                 static_cast<long long>(torn));
+    std::fprintf(
+        log_,
+        "metrics.jsonl: its last row (%lld bytes) was torn by a killed process; ended with a newline, "
+        "it is the one line that is not JSON\n",
+        static_cast<long long>(torn));
     std::fflush(log_);
   }
   if (tensorboard) tb_ = std::make_unique<TensorBoardWriter>(run_dir + "/tensorboard");
