@@ -16,6 +16,10 @@ if(NOT TARGET strata::xxhash)
   add_library(strata::xxhash INTERFACE IMPORTED)
   target_link_libraries(strata::xxhash INTERFACE PkgConfig::XXHASH)
 endif()
+# Image decoding in the loader (data/loader/image_decode.cpp): libjpeg-turbo's
+# TurboJPEG API (libturbojpeg0-dev) and libspng (libspng-dev).
+pkg_check_modules(TURBOJPEG REQUIRED IMPORTED_TARGET libturbojpeg)
+pkg_check_modules(SPNG REQUIRED IMPORTED_TARGET spng)
 if(NOT TARGET hdf5::hdf5)
   add_library(hdf5::hdf5 INTERFACE IMPORTED)
   target_include_directories(hdf5::hdf5 INTERFACE ${HDF5_INCLUDE_DIRS})
