@@ -21,17 +21,30 @@ bool is_png(const uint8_t* d, size_t n) {
   return n >= 8 && std::memcmp(d, sig, 8) == 0;
 }
 
-// One TurboJPEG handle per decode thread, made on first use.
+// One TurboJPEG handle per decode thread, made on first use. After a failed
+// call the handle is replaced: libjpeg-turbo 2.1 leaves a decompressor that
+// failed inside tjDecompressHeader3 in a state where the next header it reads
+// comes back as 0 x 0 pixels (seen packing a truncated JPEG among good ones).
+struct TjHandle {
+  tjhandle h = tjInitDecompress();
+  ~TjHandle() {
+    if (h) tjDestroy(h);
+  }
+};
+thread_local TjHandle tj_thread_handle;
+
 tjhandle tj_handle() {
-  struct Handle {
-    tjhandle h = tjInitDecompress();
-    ~Handle() {
-      if (h) tjDestroy(h);
-    }
-  };
-  thread_local Handle handle;
-  if (!handle.h) throw IoError("image: cannot create a TurboJPEG decompressor");
-  return handle.h;
+  if (!tj_thread_handle.h) tj_thread_handle.h = tjInitDecompress();
+  if (!tj_thread_handle.h) throw IoError("image: cannot create a TurboJPEG decompressor");
+  return tj_thread_handle.h;
+}
+
+// The error of the thread's handle, which is then replaced by a fresh one.
+[[noreturn]] void tj_fail(const char* what) {
+  std::string msg = std::string(what) + tjGetErrorStr2(tj_thread_handle.h);
+  tjDestroy(tj_thread_handle.h);
+  tj_thread_handle.h = nullptr;
+  throw IoError(msg);
 }
 
 struct SpngCtx {
@@ -87,7 +100,7 @@ DecodedImage decode_jpeg(const uint8_t* data, size_t size, int64_t channels, int
   tjhandle tj = tj_handle();
   int w = 0, h = 0, subsamp = 0, colorspace = 0;
   if (tjDecompressHeader3(tj, data, static_cast<unsigned long>(size), &w, &h, &subsamp, &colorspace) != 0)
-    throw IoError(std::string("JPEG header: ") + tjGetErrorStr2(tj));
+    tj_fail("JPEG header: ");
   check_pixels(h, w);
   // The smallest DCT scaling factor (at most 1) that keeps the image at least min_h x min_w.
   int n = 0;
@@ -108,7 +121,7 @@ DecodedImage decode_jpeg(const uint8_t* data, size_t size, int64_t channels, int
   if (tjDecompress2(tj, data, static_cast<unsigned long>(size), img.pixels.data(),
                     static_cast<int>(img.width), 0, static_cast<int>(img.height),
                     channels == 1 ? TJPF_GRAY : TJPF_RGB, TJFLAG_STOPONWARNING | TJFLAG_ACCURATEDCT) != 0)
-    throw IoError(std::string("JPEG: ") + tjGetErrorStr2(tj));
+    tj_fail("JPEG: ");
   return img;
 }
 
@@ -119,7 +132,7 @@ void image_dimensions(const uint8_t* data, size_t size, int64_t* height, int64_t
     int w = 0, h = 0, subsamp = 0, colorspace = 0;
     tjhandle tj = tj_handle();
     if (tjDecompressHeader3(tj, data, static_cast<unsigned long>(size), &w, &h, &subsamp, &colorspace) != 0)
-      throw IoError(std::string("JPEG header: ") + tjGetErrorStr2(tj));
+      tj_fail("JPEG header: ");
     *height = h;
     *width = w;
   } else if (is_png(data, size)) {

@@ -138,6 +138,15 @@ TEST(ImageCodec, CorruptTruncatedAndForeignFilesAreErrors) {
   fails(flipped, "a PNG with a flipped byte");
   fails("GIF89a....", "a GIF");
   fails(std::string(), "an empty file");
+  // A JPEG whose header stops short (no SOS marker), then good ones on the same
+  // thread: the failed decompressor must not spoil the next header it reads.
+  fails(j.substr(0, 300), "a JPEG cut inside its header");
+  for (int k = 0; k < 3; ++k) {
+    int64_t h = 0, w = 0;
+    image_dimensions(u8(j), j.size(), &h, &w);
+    EXPECT_EQ(h, 32) << "header read " << k << " after a failed one";
+    EXPECT_EQ(decode_image(u8(j), j.size(), 3).pixels.size(), 32u * 32 * 3);
+  }
 }
 
 // The box sampler as torchvision's RandomResizedCrop.get_params: inside the
