@@ -72,6 +72,11 @@ void Loader::init() {
   auto check_field = [&](const std::string& name) {  // a batch field, or the manifest's error
     for (auto& t : transforms_)
       if (!t.dropped() && t.out_name() == name) return;
+    for (auto& f : m.schema)  // strata-pack files: encoded images, not decoded
+      if (f.variable && f.dtype == "u8" && !opts_.image && f.name == "bytes")
+        throw ConfigError("loader: dataset " + opts_.url + " has no field '" + name +
+                          "': it holds encoded images (JPEG, PNG) in the variable-size field '" + f.name +
+                          "'; decode them with data.image_size (docs/loader.md, \"Image decoding\")");
     m.field(name);
     throw ConfigError("loader: field '" + name + "' of dataset " + opts_.url +
                       " is variable-size: not a batch field");

@@ -321,6 +321,15 @@ TEST(ImageLoader, BatchesHoldDecodedImagesAndABadImageIsNamedOrCounted) {
     EXPECT_EQ(batches, 18 / 4);
     EXPECT_EQ(l.metrics().bad_images, 0);
   }
+  // Without image options the encoded field is not a batch field: the error says what to set.
+  LoaderOptions plain = image_loader(dir / "ok", "cache-plain", false);
+  plain.image.reset();
+  try {
+    Loader l(plain);
+    ADD_FAILURE() << "a loader without image options normalised a field 'image'";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("data.image_size"), std::string::npos) << e.what();
+  }
   // A truncated JPEG packed without the check: the loader names shard, sample and file.
   const std::string good = read_file(dir / "in" / "c1" / "img2.jpg");
   write_file(dir / "in" / "c1" / "img2.jpg", good.substr(0, good.size() / 3));
