@@ -221,6 +221,45 @@ TEST(ImageDecoder, TheDrawIsAFunctionOfTheKeyAlone) {
   EXPECT_EQ(a, b);
 }
 
+// A large JPEG decoded at a DCT scale (1/4 here) gives nearly the image a full
+// decode resized gives; greyscale output has one channel.
+TEST(ImageDecoder, ADctScaledDecodeIsCloseToAFullOneAndGreyHasOneChannel) {
+  const int H = 192, W = 256;
+  const auto px = pattern(H, W, 3);
+  const std::string file = jpeg(px, H, W, 3);
+  ImageDecodeOptions o;
+  o.size = 32;  // evaluation: shorter side to 37, longer 49, then the centre 32
+  ImageDecoder d(o);
+  std::vector<uint8_t> got(static_cast<size_t>(d.out_bytes()));
+  d.decode(u8(file), file.size(), 0, got.data());
+  const DecodedImage quarter = decode_image(u8(file), file.size(), 3, 37, 49);
+  EXPECT_EQ(quarter.height, 48) << "the smallest scale keeping 37 x 49: 1/4";
+  EXPECT_EQ(quarter.width, 64);
+  const DecodedImage full = decode_image(u8(file), file.size(), 3);
+  std::vector<uint8_t> resized(37 * 49 * 3);
+  resample_bilinear(full.pixels.data(), H, W, 3, CropBox{0, 0, H, W}, resized.data(), 37, 49);
+  double err = 0;
+  for (int c = 0; c < 3; ++c)
+    for (int y = 0; y < 32; ++y)
+      for (int x = 0; x < 32; ++x) {
+        const int want =
+            resized[static_cast<size_t>(((y + 2) * 49 + x + 8) * 3 + c)];  // top 2 (2.5 to even), left 8
+        err += std::abs(want - got[static_cast<size_t>((c * 32 + y) * 32 + x)]);
+      }
+  err /= 3 * 32 * 32;
+  std::printf("1/4-scale JPEG decode vs full decode, resized and cropped: mean absolute difference %.3f\n",
+              err);
+  EXPECT_LT(err, 3.0);
+  o.channels = 1;
+  o.random_crop = true;
+  ImageDecoder g(o);
+  EXPECT_EQ(g.out_bytes(), 32 * 32);
+  std::vector<uint8_t> grey(32 * 32);
+  g.decode(u8(file), file.size(), 5, grey.data());
+  const std::string p = png(pattern(40, 50, 1), 40, 50, 1);
+  g.decode(u8(p), p.size(), 5, grey.data());
+}
+
 // Compares resample_bilinear and the evaluation transform with Pillow's output,
 // which check_resize_pillow.py writes to STRATA_PILLOW_DIR; skipped without it.
 TEST(PillowReference, ResizeAndCentreCropMatchPillow) {
