@@ -27,13 +27,17 @@ const char* kSubcommands = R"(Subcommands:
       IDX image file (u8, N x H x W) and label file (u8, N); .gz accepted.
       Fields: "image" u8 [H,W], "label" i64. In the files' order; --shuffle
       writes them in an order permuted with --seed (default 0).
-  strata-pack files --root DIR --out URL [--seed N | --no-shuffle] [common options]
+  strata-pack files --root DIR --out URL [--seed N | --no-shuffle] [--skip-bad | --no-verify]
+                    [--threads N] [common options]
       One sample per file under DIR/<class>/...; label = index of <class> in
-      sorted order. Fields: "bytes" (variable-size u8), "label" i64. The manifest
-      lists the class names. The files are written in an order permuted with
-      --seed (default 0): each shard holds a random draw of all the files,
-      whatever their class. --no-shuffle writes them class by class, in sorted
-      path order.
+      sorted order. Fields: "bytes" (variable-size u8, the file), "label" i64,
+      "name" (variable-size u8, the path under DIR). The manifest lists the
+      class names. The files are written in an order permuted with --seed
+      (default 0): each shard holds a random draw of all the files, whatever
+      their class. --no-shuffle writes them class by class, in sorted path
+      order. Every file is decoded first (JPEG or PNG); one that does not decode
+      is listed and nothing is published, unless --skip-bad (left out, listed)
+      or --no-verify (any files, packed as they are).
   strata-pack raw   --input FILE --sample-bytes N --out URL [common options]
   strata-pack raw   --input FILE --tokens u16|i32 --seq-len N --out URL [common options]
       Fixed-size records: field "data" u8 [N], or token sequences: field
@@ -66,6 +70,8 @@ struct PackArgs {
   std::string out, shard_size, prefix = "shard", endpoint, region, key_file, part_size = "16MiB";
   int deflate = 0, parallel_shards = 4, upload_connections = 8;
   bool quiet = false;
+  bool skip_bad = false, no_verify = false;  // files
+  int file_threads = 0;
   bool no_shuffle = false, shuffle = false;  // files: permuted unless --no-shuffle; idx: only with --shuffle
   uint64_t seed = 0;
   std::string images, labels, root, input, tokens_dtype;
@@ -177,6 +183,12 @@ int main(int argc, char** argv) {
       ->add_flag("--no-shuffle", a.no_shuffle,
                  "Write the files class by class in sorted path order (shard k then holds few classes)")
       ->excludes(files_seed);
+  CLI::Option* skip_bad = files->add_flag(
+      "--skip-bad", a.skip_bad, "Leave out (and list) files that do not decode as JPEG or PNG images");
+  files->add_flag("--no-verify", a.no_verify, "Do not decode the files: pack any files as they are")
+      ->excludes(skip_bad);
+  files->add_option("--threads", a.file_threads, "Threads reading and decoding files (0: one per core)")
+      ->capture_default_str();
   CLI::App* raw = app.add_subcommand("raw", "Fixed-size records, or token sequences, from one file");
   raw->add_option("--input", a.input, "The file of records")->required()->option_text("FILE");
   CLI::Option* sample_bytes =
@@ -241,6 +253,10 @@ int main(int argc, char** argv) {
       m = pack_idx(a.images, a.labels, p);
     } else if (cmd == "files") {
       if (!a.no_shuffle) p.shuffle_seed = a.seed;
+      p.check_images = a.no_verify  ? strata::data::ImageCheck::kNone
+                       : a.skip_bad ? strata::data::ImageCheck::kSkip
+                                    : strata::data::ImageCheck::kRefuse;
+      p.file_threads = a.file_threads;
       m = pack_files(a.root, p);
     } else if (cmd == "raw") {
       if (tokens->count() == 0 && sample_bytes->count() == 0)

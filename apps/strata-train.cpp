@@ -106,6 +106,26 @@ data::LoaderOptions loader_options(const TrainConfig& c, const std::string& url,
   // For a GPU the pixels travel as u8 (a quarter of the bytes) and the task
   // normalises them on the device, with the same mean and std (TaskOptions).
   if (device == Device::cpu) o.normalize.push_back(n);
+  if (c.data.image_size > 0) {  // encoded images (strata-pack files): decoded in the decode threads
+    if (c.data.augment_crop_padding > 0)
+      throw ConfigError(
+          "config keys 'data.image_size' and 'data.augment_crop_padding' exclude each other: encoded images "
+          "are cropped by RandomResizedCrop (data.augment_crop_scale, data.augment_crop_ratio)");
+    data::ImageDecodeOptions im;
+    im.size = c.data.image_size;
+    im.channels = c.data.image_channels;
+    im.random_crop = train;  // training: RandomResizedCrop; evaluation: resize + centre crop
+    im.crop_scale = {c.data.augment_crop_scale.at(0), c.data.augment_crop_scale.at(1)};
+    im.crop_ratio = {c.data.augment_crop_ratio.at(0), c.data.augment_crop_ratio.at(1)};
+    im.hflip = train && c.data.augment_hflip ? 0.5 : 0.0;
+    if (train)
+      im.color_jitter = {c.data.augment_color_jitter.at(0), c.data.augment_color_jitter.at(1),
+                         c.data.augment_color_jitter.at(2)};
+    im.resize_ratio = c.data.eval_resize_ratio;
+    im.skip_bad = c.data.skip_bad_images;
+    o.image = im;
+    return o;
+  }
   // Augmentation is for the training split only: evaluation sees the images as stored.
   if (train && (c.data.augment_crop_padding > 0 || c.data.augment_hflip))
     o.augment.push_back(data::AugmentU8{"image", c.data.augment_crop_padding, c.data.augment_hflip});
@@ -154,8 +174,18 @@ Sources image_sources(const TrainConfig& cfg, const Communicator& comm, Device d
   s.task.input_mean.assign(cfg.data.normalize_mean.begin(), cfg.data.normalize_mean.end());
   s.task.input_std.assign(cfg.data.normalize_std.begin(), cfg.data.normalize_std.end());
   auto train = open("data.train_url", cfg.data.train_url, true);
-  std::vector<int64_t> shape = train->manifest().field("image").shape;
-  if (shape.size() == 2) shape.insert(shape.begin(), 1);  // (H, W) -> (1, H, W)
+  std::vector<int64_t> shape;
+  if (cfg.data.image_size > 0) {
+    shape = {cfg.data.image_channels, cfg.data.image_size, cfg.data.image_size};
+  } else {
+    for (const auto& f : train->manifest().schema)
+      if (f.variable && f.name == "bytes")
+        throw ConfigError("data.train_url '" + cfg.data.train_url +
+                          "' holds encoded images (strata-pack files): set data.image_size (and "
+                          "data.image_channels) to decode them (docs/loader.md, \"Image decoding\")");
+    shape = train->manifest().field("image").shape;
+    if (shape.size() == 2) shape.insert(shape.begin(), 1);  // (H, W) -> (1, H, W)
+  }
   s.task.sample_shape = shape;
   // The window data.shuffle_window 0 resolved to depends on the cache and the
   // ranks per node: say it, so that a run can pin it when those change.

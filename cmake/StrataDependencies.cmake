@@ -16,6 +16,18 @@ if(NOT TARGET strata::xxhash)
   add_library(strata::xxhash INTERFACE IMPORTED)
   target_link_libraries(strata::xxhash INTERFACE PkgConfig::XXHASH)
 endif()
+# Image decoding (data/format/image_codec.cpp): libjpeg-turbo's TurboJPEG API
+# (libturbojpeg0-dev) and libspng (libspng-dev); strata:: names, as for xxhash,
+# so that the installed package's config can make them again.
+pkg_check_modules(TURBOJPEG REQUIRED IMPORTED_TARGET libturbojpeg)
+pkg_check_modules(SPNG REQUIRED IMPORTED_TARGET spng)
+foreach(_img turbojpeg spng)
+  string(TOUPPER ${_img} _IMG)
+  if(NOT TARGET strata::${_img})
+    add_library(strata::${_img} INTERFACE IMPORTED)
+    target_link_libraries(strata::${_img} INTERFACE PkgConfig::${_IMG})
+  endif()
+endforeach()
 if(NOT TARGET hdf5::hdf5)
   add_library(hdf5::hdf5 INTERFACE IMPORTED)
   target_include_directories(hdf5::hdf5 INTERFACE ${HDF5_INCLUDE_DIRS})

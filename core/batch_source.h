@@ -152,6 +152,7 @@ struct DataMetrics {
   int64_t remote_bytes = 0;
   int64_t retries = 0;
   int64_t evictions = 0;
+  int64_t bad_images = 0;  // images that could not be decoded, replaced (data.skip_bad_images)
 };
 
 struct IoTotals {

@@ -46,6 +46,7 @@ IMAGE_PACKAGES=(
   libyaml-cpp0.7                  # configs
   libprometheus-cpp-core1.0       # the metrics endpoint
   libxxhash0                      # shard checksums
+  libturbojpeg0 libspng0          # JPEG and PNG decoding in the loader and strata-pack files
   libopenmpi3                     # libmpi.so.40, libmpi_cxx.so.40
 )
 # Not libraries of the programs: mpirun and orted for scripts/strata-mpirun and

@@ -35,6 +35,8 @@ stage() { echo "[test] $* ($(( $(date +%s) - t0 )) s since the start)"; }
 # python3-yaml: bench_peer_schedule_test reads strata's configs. clang,
 # libclang-rt-dev (libFuzzer) and ninja-build: scripts/fuzz.sh. clang-format:
 # the format check below (Debian's version, so that every machine formats alike).
+# python3-pil, python3-numpy: scripts/make-imagefolder.py and the image decoding
+# checks against Pillow (tests/data/loader).
 # python3-jsonschema: deploy_manifests validates deploy/kubernetes against its schemas.
 # munge, slurmctld, slurmd, slurm-client: slurm_requeue runs deploy/slurm's batch
 # script under a one-node Slurm (its PMIx plugin, mpi/pmix_v4, is in
@@ -45,6 +47,7 @@ TEST_PACKAGES=(
   stunnel4 openssl python3-venv strace libdnnl-dev python3-yaml
   clang libclang-rt-dev ninja-build clang-format python3-jsonschema
   munge slurmctld slurmd slurm-client
+  python3-pil python3-numpy
 )
 scripts/apt-install.sh test "${TEST_PACKAGES[@]}"
 

@@ -1,7 +1,7 @@
-// MappedShard: a staged shard's fixed-size fields as pointers into an mmap of the
-// file. For uncompressed contiguous datasets (strata-pack's default) HDF5 is asked
-// only where each dataset starts; collation then copies straight from the page
-// cache, once, with no HDF5 read (which holds HDF5's global lock) and no staging
+// MappedShard: a staged shard's fields as pointers into an mmap of the file
+// (a variable-size field: its bytes and its offsets, checked once at open). For uncompressed contiguous
+// datasets (strata-pack's default) HDF5 is asked only where each dataset starts; collation then copies
+// straight from the page cache, once, with no HDF5 read (which holds HDF5's global lock) and no staging
 // buffer. Chunked or filtered shards fall back to ShardData::read.
 #pragma once
 #include <cstdint>
@@ -38,6 +38,12 @@ class MappedShard {
   int64_t samples() const { return samples_; }
   // Field `f` (schema index, fixed-size) of sample `i`: bytes_per_sample() bytes.
   const uint8_t* sample(size_t f, int64_t i) const { return base_[f] + i * stride_[f]; }
+  // Field `f` (variable-size) of sample `i`: *size bytes.
+  const uint8_t* variable_sample(size_t f, int64_t i, size_t* size) const {
+    const int64_t* off = offsets_[f];
+    *size = static_cast<size_t>(off[i + 1] - off[i]);
+    return base_[f] + off[i];
+  }
   bool mapped() const { return map_ != nullptr; }
 
  private:
@@ -47,6 +53,7 @@ class MappedShard {
   int64_t samples_ = 0;
   std::vector<const uint8_t*> base_;
   std::vector<int64_t> stride_;
+  std::vector<const int64_t*> offsets_;  // per field: samples+1 offsets (variable fields), else null
   void* map_ = nullptr;
   size_t map_len_ = 0;
   std::optional<ShardData> data_;  // the fallback

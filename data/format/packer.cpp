@@ -12,9 +12,11 @@
 #include <deque>
 #include <fstream>
 #include <future>
+#include <thread>
 
 #include "base/error.h"
 #include "data/format/idx.h"
+#include "data/format/image_codec.h"
 #include "data/format/manifest_auth.h"
 #include "data/format/plan_rng.h"
 #include "data/format/shard.h"
@@ -287,7 +289,8 @@ Manifest pack_files(const fs::path& root, const PackOptions& options) {
   std::sort(classes.begin(), classes.end());
   if (classes.empty())
     throw IoError("input directory " + root.string() + " has no subdirectories (expected one per class)");
-  DatasetPacker packer({{"bytes", "u8", {}, true}, {"label", "i64", {}, false}}, options);
+  DatasetPacker packer({{"bytes", "u8", {}, true}, {"label", "i64", {}, false}, {"name", "u8", {}, true}},
+                       options);
   // every file listed first (sorted class by class), so that the progress knows
   // the total and the order can be permuted
   std::vector<std::pair<fs::path, int64_t>> files;  // (file, label)
@@ -303,15 +306,75 @@ Manifest pack_files(const fs::path& root, const PackOptions& options) {
   }
   const auto count = static_cast<int64_t>(files.size());
   ProgressReport report(options, "files", count, bytes);
-  std::vector<char> buf;
-  for (const int64_t i : packing_order(count, options)) {
-    const auto& [f, label] = files[static_cast<size_t>(i)];
-    std::ifstream in(f, std::ios::binary);
-    buf.assign(std::istreambuf_iterator<char>(in), {});
-    if (in.bad()) throw IoError("cannot read " + f.string());
-    packer.add({{buf.data(), buf.size()}, {&label, sizeof label}});
-    report.input_done(static_cast<int64_t>(buf.size()), packer);
+  // Files are read (and decoded, to check them) by `threads` threads a block at
+  // a time, then added in the packing order: the shards do not depend on the
+  // number of threads.
+  const int threads =
+      std::max(1, options.file_threads > 0 ? options.file_threads
+                                           : static_cast<int>(std::thread::hardware_concurrency()));
+  const std::vector<int64_t> order = packing_order(count, options);
+  constexpr size_t kBlock = 512;
+  struct Read {
+    std::vector<char> data;
+    std::string error;  // why the file does not decode; empty = fine
+  };
+  std::vector<Read> block;
+  std::vector<std::string> bad;  // "path: why"
+  for (size_t b0 = 0; b0 < order.size(); b0 += kBlock) {
+    const size_t b1 = std::min(order.size(), b0 + kBlock);
+    block.assign(b1 - b0, Read{});
+    std::atomic<size_t> next{b0};
+    auto work = [&] {
+      for (size_t k; (k = next.fetch_add(1)) < b1;) {
+        const fs::path& f = files[static_cast<size_t>(order[k])].first;
+        Read& r = block[k - b0];
+        std::ifstream in(f, std::ios::binary);
+        r.data.assign(std::istreambuf_iterator<char>(in), {});
+        if (in.bad() || !in.is_open()) {
+          r.error = "cannot read the file";
+          continue;
+        }
+        if (options.check_images == ImageCheck::kNone) continue;
+        try {
+          decode_image(reinterpret_cast<const uint8_t*>(r.data.data()), r.data.size(), 3);
+        } catch (const std::exception& e) {
+          r.error = e.what();
+        }
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+    for (size_t k = b0; k < b1; ++k) {
+      const auto& [f, label] = files[static_cast<size_t>(order[k])];
+      Read& r = block[k - b0];
+      if (!r.error.empty()) {
+        if (options.check_images == ImageCheck::kNone) throw IoError("cannot read " + f.string());
+        bad.push_back(f.string() + ": " + r.error);
+        if (options.log && options.check_images == ImageCheck::kSkip)
+          options.log("left out " + f.string() + ": " + r.error);
+        report.input_done(static_cast<int64_t>(r.data.size()), packer);
+        continue;
+      }
+      // the name relative to the root, as in the ImageFolder: "<class>/.../<file>"
+      const std::string name = f.lexically_relative(root).generic_string();
+      packer.add({{r.data.data(), r.data.size()}, {&label, sizeof label}, {name.data(), name.size()}});
+      report.input_done(static_cast<int64_t>(r.data.size()), packer);
+    }
   }
+  if (!bad.empty() && options.check_images == ImageCheck::kRefuse) {
+    std::string list;
+    for (size_t i = 0; i < bad.size() && i < 50; ++i) list += "\n  " + bad[i];
+    if (bad.size() > 50) list += "\n  ... and " + std::to_string(bad.size() - 50) + " more";
+    throw IoError(std::to_string(bad.size()) + " of " + std::to_string(count) +
+                  " files are not images that decode (JPEG or PNG); no manifest written (--skip-bad leaves "
+                  "them out):" +
+                  list);
+  }
+  if (options.log && !bad.empty())
+    options.log("left out " + std::to_string(bad.size()) + " of " + std::to_string(count) +
+                " files that do not decode");
   return report.finished(packer.finish(classes));
 }
 

@@ -29,6 +29,13 @@ struct PackProgress {
   int64_t shards_sealed = 0;
 };
 
+// What pack_files does with a file that is not a JPEG or PNG that decodes.
+enum class ImageCheck {
+  kNone,    // no check: any file is packed as it is
+  kRefuse,  // every file is decoded; any that fails is listed and nothing is published
+  kSkip,    // every file is decoded; those that fail are left out and listed (log)
+};
+
 struct PackOptions {
   std::string out_url;               // file dir, file://, s3://bucket/prefix
   int64_t shard_bytes = 64ll << 20;  // seal a shard once its samples reach this size
@@ -47,6 +54,10 @@ struct PackOptions {
   // in input order. strata-pack sets it for `files` by default (--seed, 0) and
   // for `idx` with --shuffle.
   std::optional<uint64_t> shuffle_seed;
+  // pack_files: whether each file is decoded as an image first (ImageCheck), and
+  // by how many threads files are read and checked (0: one per core).
+  ImageCheck check_images = ImageCheck::kNone;
+  int file_threads = 0;
   std::function<void(const std::string&)> log;  // progress lines; may be empty
   // Called after every input (the caller throttles what it draws); may be empty.
   std::function<void(const PackProgress&)> progress;
@@ -79,9 +90,11 @@ int64_t parse_size(const std::string& text);
 Manifest pack_idx(const std::string& images, const std::string& labels, const PackOptions& options);
 
 // One sample per file under root/<class>/...: fields "bytes" (variable u8, the
-// file's contents) and "label" i64 (index of <class> among the sorted
-// subdirectory names, which the manifest records as class_names). In sorted
-// class and path order, or permuted by options.shuffle_seed.
+// file's contents, so its length is the file's size), "label" i64 (index of
+// <class> among the sorted subdirectory names, which the manifest records as
+// class_names) and "name" (variable u8, the file's path under root,
+// "<class>/.../<file>"). In sorted class and path order, or permuted by
+// options.shuffle_seed. options.check_images decodes every file first.
 Manifest pack_files(const std::filesystem::path& root, const PackOptions& options);
 
 // Fixed-size records of a raw file. dtype "u8" with element count

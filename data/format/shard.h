@@ -52,6 +52,9 @@ class ShardData {
   int64_t samples() const { return samples_; }
   // Bytes of field `f` (schema index) of sample `i`.
   const uint8_t* sample(size_t f, int64_t i, size_t* size) const;
+  // All of field `f`'s bytes; a variable field's samples+1 offsets into them (null for a fixed field).
+  const uint8_t* field_data(size_t f) const { return data_[f].data(); }
+  const int64_t* field_offsets(size_t f) const { return offsets_[f].empty() ? nullptr : offsets_[f].data(); }
   int64_t bytes() const;
 
  private:

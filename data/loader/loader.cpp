@@ -50,17 +50,39 @@ void Loader::init() {
                                   .download_stall_timeout_s = opts_.download_stall_timeout_s,
                                   .key = opts_.key});
   const Manifest& m = cache_->manifest();
+  const ImageDecodeOptions* decode = nullptr;
+  if (opts_.image) {
+    decode = &*opts_.image;
+    const FieldSpec& f = m.field(decode->field);  // throws for an unknown field name
+    if (!f.variable)
+      throw ConfigError("loader: dataset " + opts_.url + " field '" + f.name +
+                        "' is not variable-size: it holds no encoded images");
+  }
   for (auto& f : m.schema) {
+    const ImageDecodeOptions* dec = decode && decode->field == f.name ? decode : nullptr;
+    const std::string& out = dec ? dec->out_field : f.name;  // the batch field's name
     const NormalizeU8* norm = nullptr;
     for (auto& n : opts_.normalize)
-      if (n.field == f.name) norm = &n;
+      if (n.field == out) norm = &n;
     const AugmentU8* aug = nullptr;
     for (auto& a : opts_.augment)
-      if (a.field == f.name) aug = &a;
-    transforms_.emplace_back(f, norm, aug);
+      if (a.field == out) aug = &a;
+    transforms_.emplace_back(f, norm, aug, dec);
   }
-  for (auto& n : opts_.normalize) m.field(n.field);  // throws for an unknown field name
-  for (auto& a : opts_.augment) m.field(a.field);
+  auto check_field = [&](const std::string& name) {  // a batch field, or the manifest's error
+    for (auto& t : transforms_)
+      if (!t.dropped() && t.out_name() == name) return;
+    for (auto& f : m.schema)  // strata-pack files: encoded images, not decoded
+      if (f.variable && f.dtype == "u8" && !opts_.image && f.name == "bytes")
+        throw ConfigError("loader: dataset " + opts_.url + " has no field '" + name +
+                          "': it holds encoded images (JPEG, PNG) in the variable-size field '" + f.name +
+                          "'; decode them with data.image_size (docs/loader.md, \"Image decoding\")");
+    m.field(name);
+    throw ConfigError("loader: field '" + name + "' of dataset " + opts_.url +
+                      " is variable-size: not a batch field");
+  };
+  for (auto& n : opts_.normalize) check_field(n.field);
+  for (auto& a : opts_.augment) check_field(a.field);
   int64_t first = 0;
   for (auto& s : m.shards) {
     shard_samples_.push_back(s.samples);
@@ -250,6 +272,7 @@ DataMetrics Loader::metrics() const {
   m.sample_bytes = m.samples * per_sample;
   m.shards_staged = pipeline_ ? pipeline_->uses_staged() : 0;
   m.shard_uses = pipeline_ ? static_cast<int64_t>(pipeline_->plan().uses().size()) : 0;
+  m.bad_images = pipeline_ ? pipeline_->bad_images() : 0;
   StagingCounters::read(*source_, *cache_).fill_since(base_, m);
   return m;
 }

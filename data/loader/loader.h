@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,10 @@ struct LoaderOptions {
   // seeded per sample by (seed, epoch, the sample's index in the dataset).
   // Meant for the training split; fields not named here are not augmented.
   std::vector<AugmentU8> augment;
+  // Encoded images (strata-pack files): the variable-size field image->field is
+  // decoded into the u8 [C, S, S] batch field image->out_field (image_decode.h),
+  // which `normalize` then names. Unset: a variable-size field is left out of batches.
+  std::optional<ImageDecodeOptions> image;
   // Where the ring slots' and so the batches' bytes live: null = plain host
   // memory; core's batch_memory_for(Device::cuda) for page-locked memory.
   HostBufferResource* batch_memory = nullptr;

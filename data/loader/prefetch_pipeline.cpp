@@ -219,8 +219,11 @@ void PrefetchPipeline::collate(int64_t k, Slot& slot, std::unique_lock<std::mute
                           cfg_.shard_first_sample.at(static_cast<size_t>(ref.shard)) + ref.index);
     for (size_t f = 0; f < nf; ++f) {
       const FieldTransform& t = transforms_[f];
+      if (t.dropped()) continue;
       uint8_t* dst = reinterpret_cast<uint8_t*>(slot.fields[f].data()) + (p - p0) * t.out_bytes();
-      if (t.augments())
+      if (t.decodes())
+        decode_image(t, f, sd, ref, dst, key, scratch.data());
+      else if (t.augments())
         t.apply(sd.sample(f, ref.index), dst, key, scratch.data());
       else
         t.apply(sd.sample(f, ref.index), dst);
@@ -245,6 +248,41 @@ void PrefetchPipeline::collate(int64_t k, Slot& slot, std::unique_lock<std::mute
   released.clear();
 }
 
+void PrefetchPipeline::decode_image(const FieldTransform& t, size_t f, const MappedShard& sd,
+                                    const SampleRef& ref, uint8_t* dst, uint64_t key, uint8_t* scratch) {
+  size_t size = 0;
+  const uint8_t* src = sd.variable_sample(f, ref.index, &size);
+  try {
+    t.decode(src, size, dst, key, scratch);
+  } catch (const IoError& e) {
+    if (!t.skip_bad()) {
+      std::string name;
+      for (size_t g = 0; g < schema_.size(); ++g)
+        if (schema_[g].variable && schema_[g].name == t.name_field()) {
+          size_t n = 0;
+          const uint8_t* s = sd.variable_sample(g, ref.index, &n);
+          name = std::string(reinterpret_cast<const char*>(s), n);
+        }
+      throw IoError("loader: shard " + cache_.manifest().shards[static_cast<size_t>(ref.shard)].name +
+                    " sample " + std::to_string(ref.index) +
+                    (name.empty() ? " (no file name stored)" : " (file " + name + ")") +
+                    ": the image cannot be decoded: " + e.what() +
+                    " (data.skip_bad_images: true replaces such images with zeros and counts them)");
+    }
+    // The stand-in is an all-zero image (normalised like any other): the batch
+    // keeps its shape, and the same sample is replaced the same way on a resume.
+    std::vector<uint8_t> zeros(static_cast<size_t>(t.in_bytes()), 0);
+    t.apply(zeros.data(), dst);
+    std::lock_guard<std::mutex> lk(mu_);
+    ++bad_images_;
+  }
+}
+
+int64_t PrefetchPipeline::bad_images() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return bad_images_;
+}
+
 bool PrefetchPipeline::next(HostBatch& out, double* wait_s) {
   std::unique_lock<std::mutex> lk(mu_);
   if (error_) std::rethrow_exception(error_);
@@ -257,13 +295,17 @@ bool PrefetchPipeline::next(HostBatch& out, double* wait_s) {
     if (error_) std::rethrow_exception(error_);
   }
   const size_t nf = transforms_.size();
-  if (out.fields.size() != nf) out.fields.assign(nf, HostArray{});
+  size_t nout = 0;
+  for (const FieldTransform& t : transforms_) nout += t.dropped() ? 0 : 1;
+  if (out.fields.size() != nout) out.fields.assign(nout, HostArray{});
+  size_t o = 0;
   for (size_t f = 0; f < nf; ++f) {
-    HostArray& a = out.fields[f];
-    a.name = schema_[f].name;
+    if (transforms_[f].dropped()) continue;
+    HostArray& a = out.fields[o++];
+    a.name = transforms_[f].out_name();
     a.dtype = transforms_[f].out_dtype();
     a.shape.assign(1, cfg_.batch);
-    a.shape.insert(a.shape.end(), schema_[f].shape.begin(), schema_[f].shape.end());
+    a.shape.insert(a.shape.end(), transforms_[f].out_shape().begin(), transforms_[f].out_shape().end());
     // Swap rather than copy: the caller's old buffer becomes this slot's next
     // buffer, unless it is from other memory (a new HostBatch's first batch).
     a.bytes.swap(slot.fields[f]);

@@ -66,6 +66,8 @@ class PrefetchPipeline {
   const StagingPlan& plan() const { return plan_; }
   // Positions before this one are collated already (the eviction clock).
   int64_t frontier() const;
+  // Images that could not be decoded and were replaced (ImageDecodeOptions::skip_bad).
+  int64_t bad_images() const;
 
  private:
   enum class UseState { kIdle, kStaging, kStaged, kLoading, kLoaded, kReleased };
@@ -84,6 +86,8 @@ class PrefetchPipeline {
   void stage_loop();
   void decode_loop();
   void collate(int64_t k, Slot& slot, std::unique_lock<std::mutex>& lk);
+  void decode_image(const FieldTransform& t, size_t f, const MappedShard& sd, const SampleRef& ref,
+                    uint8_t* dst, uint64_t key, uint8_t* scratch);
   void raise_demand(int64_t end);
   void fail(std::exception_ptr e);
 
@@ -108,6 +112,7 @@ class PrefetchPipeline {
   int64_t staged_ = 0;
   int64_t next_batch_ = 0;
   int64_t consumed_ = 0;
+  int64_t bad_images_ = 0;
   bool stop_ = false;
   std::exception_ptr error_;
   std::vector<std::thread> threads_;

@@ -19,10 +19,30 @@ DType batch_dtype(const FieldSpec& spec) {
                     "', which a batch field cannot hold (u8, u16, i32, i64, f16, bf16, f32)");
 }
 
-FieldTransform::FieldTransform(const FieldSpec& spec, const NormalizeU8* normalize,
-                               const AugmentU8* augment) {
-  if (spec.variable)
-    throw ConfigError("loader: field '" + spec.name + "' is variable-size; batches need fixed-size fields");
+FieldTransform::FieldTransform(const FieldSpec& in_spec, const NormalizeU8* normalize,
+                               const AugmentU8* augment, const ImageDecodeOptions* decode) {
+  out_spec_ = in_spec;
+  if (in_spec.variable && !decode) {  // left out of batches
+    dropped_ = true;
+    if (normalize || augment)
+      throw ConfigError(
+          "loader: field '" + in_spec.name +
+          "' is variable-size (encoded images need data.image_size); it cannot be normalised or "
+          "augmented as it is");
+    return;
+  }
+  if (decode) {
+    if (!in_spec.variable || in_spec.dtype != "u8")
+      throw ConfigError("loader: field '" + in_spec.name +
+                        "' is not a variable-size u8 field of encoded images");
+    if (augment)
+      throw ConfigError(
+          "loader: field '" + in_spec.name +
+          "' holds encoded images; their augmentation is the decoder's (crop scale and ratio, flip)");
+    decoder_ = std::make_shared<const ImageDecoder>(*decode);
+    out_spec_ = FieldSpec{decode->out_field, "u8", {decode->channels, decode->size, decode->size}, false};
+  }
+  const FieldSpec& spec = out_spec_;
   out_dtype_ = batch_dtype(spec);
   in_bytes_ = spec.bytes_per_sample();
   out_bytes_ = in_bytes_;
@@ -56,6 +76,13 @@ void FieldTransform::apply(const uint8_t* src, uint8_t* dst, uint64_t key, uint8
   const AugmentDraw d = augment_.draw(key);
   if (scale_.empty()) return augment_.apply(src, dst, d);  // u8 out: crop straight into the batch
   augment_.apply(src, scratch, d);
+  normalize(scratch, dst);
+}
+
+void FieldTransform::decode(const uint8_t* src, size_t size, uint8_t* dst, uint64_t key,
+                            uint8_t* scratch) const {
+  if (scale_.empty()) return decoder_->decode(src, size, key, dst);  // u8 out: straight into the batch
+  decoder_->decode(src, size, key, scratch);
   normalize(scratch, dst);
 }
 

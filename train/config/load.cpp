@@ -282,6 +282,15 @@ void validate_config(const TrainConfig& cfg) {
     throw ConfigError(
         "config keys 'data.normalize_mean' and 'data.normalize_std' must have the same length, got " +
         std::to_string(d.normalize_mean.size()) + " and " + std::to_string(d.normalize_std.size()));
+  auto pair = [](const std::vector<double>& v, const char* key) {
+    if (v.size() != 2 || v[0] > v[1])
+      throw ConfigError(std::string("config key '") + key + "' must be [low, high] with low <= high");
+  };
+  pair(d.augment_crop_scale, "data.augment_crop_scale");
+  pair(d.augment_crop_ratio, "data.augment_crop_ratio");
+  if (d.augment_color_jitter.size() != 3)
+    throw ConfigError("config key 'data.augment_color_jitter' must be [brightness, contrast, saturation]");
+  if (d.image_channels == 2) throw ConfigError("config key 'data.image_channels' must be 1 or 3, got 2");
 }
 
 }  // namespace strata

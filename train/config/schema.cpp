@@ -16,6 +16,7 @@ Range above(double lo) { return Range{lo, std::nullopt, true, false}; }
 Range closed(double lo, double hi) { return Range{lo, hi, false, false}; }
 Range half_open(double lo, double hi) { return Range{lo, hi, false, true}; }
 Range open(double lo, double hi) { return Range{lo, hi, true, true}; }
+Range open_closed(double lo, double hi) { return Range{lo, hi, true, false}; }
 Range any() { return Range{}; }
 
 #define STRATA_BIND(member) [](TrainConfig& c) -> FieldRef { return &c.member; }
@@ -100,6 +101,28 @@ std::vector<ConfigKey> build_schema() {
           "Training images: pad by this many zero pixels, crop back at a random offset; 0 = off"),
       key("data.augment_hflip", K::Bool, any(), STRATA_BIND(data.augment_hflip),
           "Training images: mirror left-right with probability 1/2"),
+      key("data.image_size", K::Int, at_least(0), STRATA_BIND(data.image_size),
+          "Encoded images (strata-pack files): decode each JPEG/PNG to image_channels x image_size x "
+          "image_size (training: RandomResizedCrop; evaluation: shorter side resized to "
+          "image_size / eval_resize_ratio, centre crop); 0 = the dataset holds fixed-size images, used as "
+          "stored (docs/loader.md)"),
+      key("data.image_channels", K::Int, closed(1, 3), STRATA_BIND(data.image_channels),
+          "Encoded images: 3 = RGB, 1 = greyscale (ITU-R 601 luma)"),
+      key("data.augment_crop_scale", K::FloatList, open_closed(0, 1), STRATA_BIND(data.augment_crop_scale),
+          "Encoded training images: RandomResizedCrop's range of the crop's area as a fraction of the image "
+          "(torchvision's scale)"),
+      key("data.augment_crop_ratio", K::FloatList, above(0), STRATA_BIND(data.augment_crop_ratio),
+          "Encoded training images: RandomResizedCrop's range of the crop's aspect ratio, width / height, "
+          "drawn log-uniformly (torchvision's ratio)"),
+      key("data.augment_color_jitter", K::FloatList, closed(0, 1), STRATA_BIND(data.augment_color_jitter),
+          "Encoded training images: ColorJitter brightness, contrast, saturation (each factor uniform in "
+          "[1-v, 1+v], applied in this order); 0 = off"),
+      key("data.eval_resize_ratio", K::Float, open_closed(0, 1), STRATA_BIND(data.eval_resize_ratio),
+          "Encoded evaluation images: the shorter side is resized to image_size / this, then the centre "
+          "image_size x image_size is cropped (torchvision's 256 -> 224)"),
+      key("data.skip_bad_images", K::Bool, any(), STRATA_BIND(data.skip_bad_images),
+          "Encoded images: an image that cannot be decoded becomes an all-zero image, counted in the data "
+          "rows' bad_images, instead of stopping the run with an error naming shard, sample and file"),
       key("data.encryption_key_file", K::String, any(), STRATA_BIND(data.encryption_key_file),
           "File holding the key of encrypted datasets (32 raw bytes or 64 hex digits); \"\" = the file "
           "STRATA_DATA_KEY_FILE names, else the key in STRATA_DATA_KEY. A value that is a key itself is "

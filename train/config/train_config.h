@@ -46,6 +46,15 @@ struct DataConfig {
   std::string remainder = "drop";    // drop | pad
   int64_t augment_crop_padding = 0;  // training split only; 0 = no random crop
   bool augment_hflip = false;
+  // Encoded images (strata-pack files; docs/loader.md, "Image decoding"): 0 = the
+  // dataset holds fixed-size images, used as stored
+  int64_t image_size = 0;
+  int64_t image_channels = 3;
+  std::vector<double> augment_crop_scale{0.08, 1.0};             // RandomResizedCrop scale
+  std::vector<double> augment_crop_ratio{3.0 / 4.0, 4.0 / 3.0};  // RandomResizedCrop ratio
+  std::vector<double> augment_color_jitter{0.0, 0.0, 0.0};       // brightness, contrast, saturation
+  double eval_resize_ratio = 0.875;                              // evaluation: crop / resized shorter side
+  bool skip_bad_images = false;
   // A path to the data key of encrypted datasets; the key itself never goes in
   // a config (docs/data-format.md, "Encrypted datasets")
   std::string encryption_key_file;

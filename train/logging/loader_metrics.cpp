@@ -14,6 +14,7 @@ LoaderCounters LoaderCounters::between(const DataMetrics& before, const DataMetr
   c.store_requests = now.remote_requests - before.remote_requests;
   c.store_bytes = now.remote_bytes - before.remote_bytes;
   c.data_wait_seconds = now.wait_seconds - before.wait_seconds;
+  c.bad_images = now.bad_images - before.bad_images;
   return c;
 }
 
@@ -26,6 +27,7 @@ LoaderCounters& LoaderCounters::operator+=(const LoaderCounters& o) {
   store_requests += o.store_requests;
   store_bytes += o.store_bytes;
   data_wait_seconds += o.data_wait_seconds;
+  bad_images += o.bad_images;
   return *this;
 }
 
@@ -33,7 +35,8 @@ std::vector<double> LoaderCounters::to_vector() const {
   return {static_cast<double>(cache_hits),    static_cast<double>(cache_misses),
           static_cast<double>(retries),       static_cast<double>(evictions),
           static_cast<double>(shards_staged), static_cast<double>(store_requests),
-          static_cast<double>(store_bytes),   data_wait_seconds};
+          static_cast<double>(store_bytes),   data_wait_seconds,
+          static_cast<double>(bad_images)};
 }
 
 LoaderCounters LoaderCounters::from_vector(const std::vector<double>& v) {
@@ -47,6 +50,7 @@ LoaderCounters LoaderCounters::from_vector(const std::vector<double>& v) {
   c.store_requests = at(5);
   c.store_bytes = at(6);
   c.data_wait_seconds = v.at(7);
+  c.bad_images = at(8);
   return c;
 }
 
@@ -62,6 +66,7 @@ std::map<std::string, double> LoaderCounters::interval_values(double seconds, in
           {"staging_mb_per_second", static_cast<double>(store_bytes) / 1e6 / s},
           {"data_wait_seconds", data_wait_seconds},
           {"data_wait_fraction", data_wait_seconds / std::max(1, ranks) / s},
+          {"bad_images", static_cast<double>(bad_images)},
           {"seconds", seconds}};
 }
 

@@ -17,6 +17,7 @@ struct LoaderCounters {
   int64_t cache_hits = 0, cache_misses = 0, retries = 0, evictions = 0, shards_staged = 0;
   int64_t store_requests = 0, store_bytes = 0;
   double data_wait_seconds = 0;
+  int64_t bad_images = 0;  // undecodable images replaced (data.skip_bad_images)
 
   // `now` minus `before`: two readings of one epoch's DataMetrics.
   static LoaderCounters between(const DataMetrics& before, const DataMetrics& now);

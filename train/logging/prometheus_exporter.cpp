@@ -21,7 +21,7 @@ struct PrometheusExporter::Impl {
   pm::Gauge *world_size, *step, *epoch, *loss, *lr, *step_rate, *sample_rate, *data_wait, *mem_in_use,
       *mem_peak;
   pm::Counter *world_size_changes, *steps, *samples, *hits, *misses, *retries, *evictions, *staged, *requests,
-      *bytes, *wait;
+      *bytes, *wait, *bad_images;
   pm::Gauge *gpu_util = nullptr, *gpu_used = nullptr, *gpu_total = nullptr;
   std::function<std::optional<GpuReading>()> gpu_probe;
   std::mutex mu;  // update() against set_gpu_probe()
@@ -60,6 +60,8 @@ PrometheusExporter::PrometheusExporter(const std::string& address, int port, Pro
   m.requests = m.counter("strata_store_requests_total", "Requests the training loader made of the store");
   m.bytes = m.counter("strata_store_bytes_total", "Bytes the training loader read from the store");
   m.wait = m.counter("strata_data_wait_seconds_total", "Seconds the trainer waited for batches");
+  m.bad_images = m.counter("strata_loader_bad_images_total",
+                           "Images that did not decode, replaced by zeros (data.skip_bad_images)");
   m.endpoint = std::make_unique<MetricsEndpoint>(
       address, port, [registry = m.registry] { return pm::TextSerializer().Serialize(registry->Collect()); });
 }
@@ -128,6 +130,7 @@ void PrometheusExporter::add_loader(const LoaderCounters& l) {
   advance(m.requests, static_cast<double>(l.store_requests));
   advance(m.bytes, static_cast<double>(l.store_bytes));
   advance(m.wait, l.data_wait_seconds);
+  advance(m.bad_images, static_cast<double>(l.bad_images));
 }
 
 }  // namespace strata

@@ -158,7 +158,8 @@ std::string TrainSummary::to_json() const {
                        {"shards_staged", l.shards_staged},
                        {"store_requests", l.store_requests},
                        {"store_bytes", l.store_bytes},
-                       {"data_wait_seconds", l.data_wait_seconds}};
+                       {"data_wait_seconds", l.data_wait_seconds},
+                       {"bad_images", l.bad_images}};
   j["device"] = device;
   j["memory_in_use_bytes"] = memory_in_use_bytes;
   j["memory_peak_bytes"] = memory_peak_bytes;

@@ -70,7 +70,8 @@ for m in strata_step strata_epoch strata_loss strata_learning_rate strata_steps_
          strata_steps_total strata_samples_total strata_loader_cache_hits_total \
          strata_loader_cache_misses_total strata_loader_retries_total strata_loader_evictions_total \
          strata_loader_shards_staged_total strata_store_requests_total strata_store_bytes_total \
-         strata_data_wait_seconds_total strata_world_size strata_world_size_changes_total; do
+         strata_data_wait_seconds_total strata_world_size strata_world_size_changes_total \
+         strata_loader_bad_images_total; do
   line=$(grep "^$m{" "$W/scrape2" | head -1) || fail "no $m in the scrape"
   for l in job=\"prom-run\" rank=\"0\" host=\"$(hostname)\"; do
     case "$line" in *"$l"*) ;; *) fail "$m lacks the label $l: $line" ;; esac

@@ -110,7 +110,7 @@ TEST(LoaderMetrics, IntervalsAddUpToTheSummaryAndAgreeWithTheManifest) {
     ++data_rows;
     for (const char* k : {"cache_hits", "cache_misses", "retries", "evictions", "shards_staged",
                           "store_requests", "store_bytes", "staging_mb_per_second", "data_wait_seconds",
-                          "data_wait_fraction", "seconds", "epoch"})
+                          "data_wait_fraction", "bad_images", "seconds", "epoch"})
       ASSERT_TRUE(r.contains(k)) << "data row without " << k << ": " << r.dump();
     strata::LoaderCounters c;
     c.cache_hits = r["cache_hits"];
