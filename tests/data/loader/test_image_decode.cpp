@@ -434,7 +434,7 @@ TEST(ImagePack, FilesThatDoNotDecodeAreListedAndRefusedOrLeftOut) {
   EXPECT_EQ(m.total_samples(), 6);
   bool listed = false;
   for (auto& l : log)
-    listed = listed || l.find("left out") != std::string::npos && l.find("cut.jpg") != std::string::npos;
+    listed = listed || (l.find("left out") != std::string::npos && l.find("cut.jpg") != std::string::npos);
   EXPECT_TRUE(listed);
   // the name and the bytes of each file are in the shard
   ShardData d = ShardData::read((dir / "out" / m.shards[0].name).string(), m.schema);
