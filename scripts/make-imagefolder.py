@@ -20,8 +20,19 @@ import gzip
 import os
 import sys
 
-import numpy as np
-from PIL import Image
+try:
+    import numpy as np
+    from PIL import Image
+except ImportError as e:
+    # Debian's python3-numpy and python3-pil belong to /usr/bin/python3: a pyenv
+    # python first on the PATH has neither, so retry there (without the user's
+    # site-packages) before giving up
+    debian = "/usr/bin/python3"
+    if os.environ.get("STRATA_IMAGEFOLDER_RETRY") is None and os.path.exists(debian):
+        os.environ["STRATA_IMAGEFOLDER_RETRY"] = "1"
+        os.execv(debian, [debian, "-s", os.path.abspath(__file__)] + sys.argv[1:])
+    sys.exit(f"make-imagefolder.py: needs numpy and Pillow ({e}); install them with\n"
+             "  sudo apt-get install python3-numpy python3-pil")
 
 CLASSES = ["t-shirt", "trouser", "pullover", "dress", "coat", "sandal", "shirt", "sneaker", "bag", "ankle-boot"]
 
