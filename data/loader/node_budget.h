@@ -18,8 +18,10 @@ struct DatasetNeed {
 };
 
 // The cap of each dataset, in the order given: an evaluation dataset's is its
-// need, the training dataset's the budget less the evaluation caps. The caps
-// sum to at most `budget`. A ConfigError naming every dataset (key, URL, need),
+// need, the training dataset's the budget less the evaluation caps. Datasets
+// with the same URL share one directory, so one cap: the training dataset's
+// when one of them is it, else the larger of their needs; the caps of distinct
+// URLs sum to at most `budget`. A ConfigError naming every dataset (key, URL, need),
 // the budget and the least data.cache_bytes that runs, when the needs add up
 // to more than `budget`.
 std::vector<int64_t> split_node_budget(const std::vector<DatasetNeed>& datasets, int64_t budget);

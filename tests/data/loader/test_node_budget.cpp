@@ -52,6 +52,29 @@ TEST(NodeBudget, TooSmallNamesEveryDatasetAndWhatToSet) {
   }
 }
 
+TEST(NodeBudget, OneUrlIsOneDirectoryCountedOnce) {
+  // test = train (one directory): the larger need, and the training dataset's cap
+  const std::vector<DatasetNeed> same{{"data.train_url", "file://d", 100, true},
+                                      {"data.test_url", "file://d", 120, false}};
+  EXPECT_EQ(split_node_budget(same, 120), (std::vector<int64_t>{120, 120}));
+  EXPECT_THROW(split_node_budget(same, 119), strata::ConfigError);
+  // test = val: one cap, the larger need
+  EXPECT_EQ(split_node_budget(job(100, 30, 20), 1000)[1], 30);
+  const std::vector<DatasetNeed> evals{{"data.train_url", "file://t", 100, true},
+                                       {"data.test_url", "file://e", 30, false},
+                                       {"data.val_url", "file://e", 20, false}};
+  EXPECT_EQ(split_node_budget(evals, 200), (std::vector<int64_t>{170, 30, 30}));
+  try {
+    split_node_budget(evals, 129);
+    FAIL() << "129 bytes passed for needs of 130";
+  } catch (const strata::ConfigError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("data.val_url 'file://e' needs 20 (the directory of data.test_url"), std::string::npos)
+        << m;
+    EXPECT_NE(m.find("at least 130"), std::string::npos) << m;
+  }
+}
+
 TEST(NodeBudget, TrainingAloneGetsTheWholeBudget) {
   EXPECT_EQ(split_node_budget({{"data.train_url", "u", 10, true}}, 64), (std::vector<int64_t>{64}));
 }
