@@ -21,6 +21,7 @@
 #include "core/random.h"
 #include "data/format/data_key.h"
 #include "data/loader/loader.h"
+#include "data/loader/node_budget.h"
 #include "data/loader/token_loader.h"
 #include "data/store/run_store.h"
 #include "data/store/s3_endpoint.h"
@@ -162,18 +163,60 @@ auto open_dataset(const std::string& key, const std::string& url, Open open) {
   }
 }
 
+// data.cache_bytes is the node's budget for all of the job's datasets
+// (docs/cache-sizing.md, "One budget for the node"). Each dataset is first
+// opened with no cap (a probe: the manifest only, nothing staged) to learn the
+// bytes it needs at once; data::split_node_budget gives the evaluation datasets
+// their need and the training dataset the rest, or names them all when the
+// budget is too small. The probes stay open until the datasets are reopened
+// with their caps, so that a job cache is not emptied, nor a persistent one
+// re-verified, in between.
+struct DatasetSpec {
+  std::string key, url;
+  bool train = false;
+};
+
+constexpr int64_t kProbeCap = int64_t{1} << 60;
+
+std::vector<DatasetSpec> job_datasets(const TrainConfig& cfg) {
+  std::vector<DatasetSpec> ds{{"data.train_url", cfg.data.train_url, true}};
+  if (!cfg.data.test_url.empty()) ds.push_back({"data.test_url", cfg.data.test_url, false});
+  if (!cfg.data.val_url.empty()) ds.push_back({"data.val_url", cfg.data.val_url, false});
+  return ds;
+}
+
+// Where a dataset's loader goes in Sources.
+std::unique_ptr<BatchSource>& slot(Sources& s, const DatasetSpec& d) {
+  if (d.train) return s.train;
+  return d.key == "data.test_url" ? s.test : s.val;
+}
+
 Sources image_sources(const TrainConfig& cfg, const Communicator& comm, Device device,
                       const DataKeyPtr& data_key) {
   Sources s;
-  auto open = [&](const std::string& key, const std::string& url, bool train) {
-    return open_dataset(key, url, [&] {
-      return std::make_unique<data::Loader>(loader_options(cfg, url, comm, train, device, data_key));
+  auto open = [&](const DatasetSpec& d, int64_t cap, bool probe) {
+    return open_dataset(d.key, d.url, [&] {
+      auto o = loader_options(cfg, d.url, comm, d.train, device, data_key);
+      o.cache_bytes = cap;
+      if (probe && o.shuffle_window == 0) o.shuffle_window = 1;  // the narrowest window: the least need
+      return std::make_unique<data::Loader>(std::move(o));
     });
   };
+  const auto datasets = job_datasets(cfg);
+  std::vector<std::unique_ptr<data::Loader>> probes;
+  std::vector<data::DatasetNeed> needs;
+  for (const auto& d : datasets) {
+    probes.push_back(open(d, kProbeCap, true));
+    needs.push_back({d.key, d.url, probes.back()->required_cache_bytes(0), d.train});
+  }
+  const auto caps = data::split_node_budget(needs, cfg.data.cache_bytes);
+  std::vector<std::unique_ptr<data::Loader>> loaders;
+  for (size_t i = 0; i < datasets.size(); ++i) loaders.push_back(open(datasets[i], caps[i], false));
+  probes.clear();
+  auto& train = loaders[0];
   // used when u8 pixels reach the task (a GPU run); on the CPU the loader has normalised them
   s.task.input_mean.assign(cfg.data.normalize_mean.begin(), cfg.data.normalize_mean.end());
   s.task.input_std.assign(cfg.data.normalize_std.begin(), cfg.data.normalize_std.end());
-  auto train = open("data.train_url", cfg.data.train_url, true);
   std::vector<int64_t> shape;
   if (cfg.data.image_size > 0) {
     shape = {cfg.data.image_channels, cfg.data.image_size, cfg.data.image_size};
@@ -193,37 +236,46 @@ Sources image_sources(const TrainConfig& cfg, const Communicator& comm, Device d
       "data: samples shuffled across windows of " + std::to_string(train->shuffle_window()) + " of " +
       std::to_string(train->manifest().shards.size()) + " shards" +
       (cfg.data.shuffle_window == 0 ? " (data.shuffle_window 0: the widest data.cache_bytes holds)" : "");
-  s.train = std::move(train);
-  if (!cfg.data.test_url.empty()) s.test = open("data.test_url", cfg.data.test_url, false);
-  if (!cfg.data.val_url.empty()) s.val = open("data.val_url", cfg.data.val_url, false);
+  for (size_t i = 0; i < datasets.size(); ++i) slot(s, datasets[i]) = std::move(loaders[i]);
   return s;
 }
 
 Sources token_sources(const TrainConfig& cfg, const Communicator& comm, Device device,
                       const DataKeyPtr& data_key) {
   Sources s;
-  auto open = [&](const std::string& key, const std::string& url, bool train) {
-    auto l = open_dataset(key, url, [&] {
-      return std::make_unique<data::TokenLoader>(
-          token_loader_options(cfg, url, comm, train, device, data_key));
+  auto open = [&](const DatasetSpec& d, int64_t cap) {
+    auto l = open_dataset(d.key, d.url, [&] {
+      auto o = token_loader_options(cfg, d.url, comm, d.train, device, data_key);
+      o.cache_bytes = cap;
+      return std::make_unique<data::TokenLoader>(std::move(o));
     });
     if (l->vocab_size() > cfg.model.vocab_size)
-      throw ConfigError(key + ": " + url + " holds token ids up to " + std::to_string(l->vocab_size() - 1) +
-                        ", beyond model.vocab_size " + std::to_string(cfg.model.vocab_size));
+      throw ConfigError(d.key + ": " + d.url + " holds token ids up to " +
+                        std::to_string(l->vocab_size() - 1) + ", beyond model.vocab_size " +
+                        std::to_string(cfg.model.vocab_size));
     return l;
   };
-  auto train = open("data.train_url", cfg.data.train_url, true);
+  const auto datasets = job_datasets(cfg);
+  std::vector<std::unique_ptr<data::TokenLoader>> probes;
+  std::vector<data::DatasetNeed> needs;
+  for (const auto& d : datasets) {
+    probes.push_back(open(d, kProbeCap));
+    needs.push_back({d.key, d.url, probes.back()->min_cache_bytes(), d.train});
+  }
+  const auto caps = data::split_node_budget(needs, cfg.data.cache_bytes);
+  std::vector<std::unique_ptr<data::TokenLoader>> loaders;
+  for (size_t i = 0; i < datasets.size(); ++i) loaders.push_back(open(datasets[i], caps[i]));
+  probes.clear();
+  auto& train = loaders[0];
   // byte-level datasets (strata-pack tokens --text) have one byte per token
   s.task.bytes_per_token = train->vocab_size() == 256 ? 1.0 : 0.0;
-  if (train->window_shards() > 0)  // a corpus larger than the cache (docs/cache-sizing.md)
+  if (train->window_shards() > 0)  // a corpus larger than its share of the cache (docs/cache-sizing.md)
     s.note = "data: the train corpus (" + std::to_string(train->manifest().total_bytes()) +
-             " bytes) is larger than data.cache_bytes (" + std::to_string(cfg.data.cache_bytes) +
-             "): streamed through the cache in shard windows of " + std::to_string(train->window_shards()) +
-             " of " + std::to_string(train->manifest().shards.size()) +
-             " shards, each fetched once per epoch";
-  s.train = std::move(train);
-  if (!cfg.data.test_url.empty()) s.test = open("data.test_url", cfg.data.test_url, false);
-  if (!cfg.data.val_url.empty()) s.val = open("data.val_url", cfg.data.val_url, false);
+             " bytes) is larger than its share of data.cache_bytes (" + std::to_string(caps[0]) + " of " +
+             std::to_string(cfg.data.cache_bytes) + "): streamed through the cache in shard windows of " +
+             std::to_string(train->window_shards()) + " of " +
+             std::to_string(train->manifest().shards.size()) + " shards, each fetched once per epoch";
+  for (size_t i = 0; i < datasets.size(); ++i) slot(s, datasets[i]) = std::move(loaders[i]);
   return s;
 }
 

@@ -23,7 +23,7 @@ struct LoaderOptions {
   std::string url;  // dataset: directory holding manifest.json + shards
   SourceOptions source;
   std::filesystem::path cache_dir;  // node-local; shared by the job's processes on the node
-  int64_t cache_bytes = 0;          // capacity of cache_dir
+  int64_t cache_bytes = 0;          // capacity of this dataset's directory under cache_dir
   CacheLifetime lifetime = CacheLifetime::kJob;
   // The key of an encrypted dataset (data/format/data_key.h); null for a plain one.
   std::shared_ptr<const DataKey> key;
@@ -60,7 +60,9 @@ struct LoaderOptions {
 // The cache directory of one dataset under the node's cache root. Datasets get
 // their own directories because shard names repeat across datasets
 // (shard-00000.h5), and a cached file must never stand in for another dataset's;
-// cache_bytes is therefore a capacity per dataset.
+// cache_bytes is therefore a capacity per dataset. strata-train splits
+// data.cache_bytes between a job's datasets (node_budget.h) so that their caps
+// together stay within it.
 std::filesystem::path dataset_cache_dir(const std::filesystem::path& root, const std::string& url);
 
 class PrefetchPipeline;

@@ -39,6 +39,13 @@ int64_t TokenLoader::window_need(int64_t w) const {
   return need;
 }
 
+int64_t TokenLoader::min_cache_bytes() const {
+  const int64_t whole = manifest().total_bytes();
+  if (manifest().shards.size() < 2) return whole;
+  if (opts_.shuffle) return std::min(whole, window_need(1));
+  return std::min(whole, std::max(window_need(1), in_order_need()));
+}
+
 void TokenLoader::make_windows() {
   const TokenOrderOptions order{opts_.seed, global_batch(), opts_.shuffle, opts_.remainder};
   windows_ = window_shards_ > 0 ? TokenWindows(shard_tokens_, window_shards_, opts_.context, order)

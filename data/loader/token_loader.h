@@ -92,6 +92,10 @@ class TokenLoader : public strata::BatchSource {
   // Bytes the cache must hold for shard windows of `w` shards: the w + 1 largest
   // shards (one window in use, one shard staged ahead).
   int64_t window_need(int64_t w) const;
+  // The least cache capacity this dataset runs with (all local ranks share it):
+  // the dataset, or less when it can stream: shuffled, the two largest shards;
+  // in stream order (evaluation), those or the shards one global batch reads.
+  int64_t min_cache_bytes() const;
   ShardCache& cache() { return *cache_; }
   Source& source() { return *source_; }
 

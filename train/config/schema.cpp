@@ -71,7 +71,10 @@ std::vector<ConfigKey> build_schema() {
       key("data.cache_dir", K::String, any(), STRATA_BIND(data.cache_dir),
           "Node-local directory where shards are staged"),
       key("data.cache_bytes", K::Bytes, at_least(0), STRATA_BIND(data.cache_bytes),
-          "Cache capacity per node, an integer or a size such as 1GiB, 512MB"),
+          "The node's cache budget for all of the job's datasets (train, val, test; an integer or a size "
+          "such as 1GiB, 512MB): each evaluation dataset gets the bytes it needs at once, the training "
+          "dataset the rest; too small for their needs stops the run at start naming each "
+          "(docs/cache-sizing.md)"),
       choice("data.cache_lifetime", {"job", "persistent"}, STRATA_BIND(data.cache_lifetime),
              "job: cache emptied when the run ends; persistent: kept for later runs"),
       key("data.batch_size", K::Int, at_least(1), STRATA_BIND(data.batch_size),
