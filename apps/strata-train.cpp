@@ -148,9 +148,20 @@ data::TokenLoaderOptions token_loader_options(const TrainConfig& c, const std::s
 // The run's data: what the task reads, and what the model must know of it.
 struct Sources {
   std::unique_ptr<BatchSource> train, val, test;
-  TaskOptions task;  // sample shape (images) or bytes per token (tokens)
-  std::string note;  // what rank 0 says of the data at the start ("" = nothing)
+  TaskOptions task;   // sample shape (images) or bytes per token (tokens)
+  std::string note;   // what rank 0 says of the data at the start ("" = nothing)
+  IoTotals probe_io;  // the budget probes' requests (their manifests), for summary.json
 };
+
+template <class Loaders>
+IoTotals sum_io(const Loaders& loaders) {
+  IoTotals t;
+  for (const auto& l : loaders) {
+    t.remote_requests += l->io_totals().remote_requests;
+    t.remote_bytes += l->io_totals().remote_bytes;
+  }
+  return t;
+}
 
 // Opening a dataset fails on a bad URL, a missing manifest or an unreachable
 // store: the error names the config key that gave the URL.
@@ -212,6 +223,7 @@ Sources image_sources(const TrainConfig& cfg, const Communicator& comm, Device d
   const auto caps = data::split_node_budget(needs, cfg.data.cache_bytes);
   std::vector<std::unique_ptr<data::Loader>> loaders;
   for (size_t i = 0; i < datasets.size(); ++i) loaders.push_back(open(datasets[i], caps[i], false));
+  s.probe_io = sum_io(probes);
   probes.clear();
   auto& train = loaders[0];
   // used when u8 pixels reach the task (a GPU run); on the CPU the loader has normalised them
@@ -265,6 +277,7 @@ Sources token_sources(const TrainConfig& cfg, const Communicator& comm, Device d
   const auto caps = data::split_node_budget(needs, cfg.data.cache_bytes);
   std::vector<std::unique_ptr<data::TokenLoader>> loaders;
   for (size_t i = 0; i < datasets.size(); ++i) loaders.push_back(open(datasets[i], caps[i]));
+  s.probe_io = sum_io(probes);
   probes.clear();
   auto& train = loaders[0];
   // byte-level datasets (strata-pack tokens --text) have one byte per token
@@ -468,6 +481,7 @@ int run(int argc, char** argv) {
     store->start_periodic_sync(cfg.outputs.sync_every_s);
   }
   trainer.set_flops_per_item(entry.train_flops(spec));
+  trainer.add_setup_io(data.probe_io);
   RunRecord record;
   record.command_line.assign(argv, argv + argc);
   record.overrides = overrides;

@@ -149,6 +149,13 @@ class Trainer {
   // The command line, overrides and config file for run.json and summary.json;
   // fit() fills in the version, commit, host, world size and start time.
   void set_run_record(RunRecord record) { run_record_ = std::move(record); }
+  // Requests this process made of the store before fit() through sources it
+  // has closed since (strata-train's probes that size the node's cache budget):
+  // summary.json's remote_requests and remote_bytes count them too.
+  void add_setup_io(IoTotals io) {
+    setup_io_.remote_requests += io.remote_requests;
+    setup_io_.remote_bytes += io.remote_bytes;
+  }
   // The reader of this rank's GPU for the "gpu" rows, before fit(). Without
   // one, a model on CUDA gets an NvmlSampler of the current CUDA device (by its
   // PCI bus id); a model on the host reads no GPU unless given one.
@@ -213,6 +220,7 @@ class Trainer {
   double t_start_ = 0;
   double flops_per_item_ = 0;
   RunRecord run_record_;
+  IoTotals setup_io_;
   std::function<void()> buffer_sync_;
   bool trained_since_buffer_sync_ = false;
   std::unique_ptr<std::ofstream> sample_trace_;

@@ -65,7 +65,7 @@ TrainSummary Trainer::summarize(const TrainState& st, BatchSource* test) {
   s.checkpoint_saves = checkpointer_.save_times().saves;
   s.checkpoint_blocked_seconds = checkpointer_.save_times().blocked_seconds;
   s.checkpoint_waited_seconds = checkpointer_.save_times().waited_seconds;
-  IoTotals mine;  // every request of this process's sources, manifests included
+  IoTotals mine = setup_io_;  // every request of this process's sources, manifests included
   std::vector<const BatchSource*> sources;
   for (const BatchSource* src : {train_, val_, test})
     if (src && std::find(sources.begin(), sources.end(), src) == sources.end()) sources.push_back(src);
