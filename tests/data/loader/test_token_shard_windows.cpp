@@ -176,18 +176,7 @@ std::vector<Rows> global_batches(const fs::path& root, int world, int64_t e, int
     pos["window_shards"] = 3;
     ranks.back()->restore(pos);
   }
-  std::vector<Rows> out;
-  strata::HostBatch b;
-  while (ranks[0]->next(b)) {
-    Rows g = rows_of(b);
-    for (int r = 1; r < world; ++r) {
-      EXPECT_TRUE(ranks[static_cast<size_t>(r)]->next(b));
-      append(g, rows_of(b));
-    }
-    out.push_back(g);
-  }
-  for (auto& l : ranks) EXPECT_FALSE(l->next(b)) << "every rank has as many batches";
-  return out;
+  return drain_global(ranks);
 }
 
 TEST(TokenShardWindows, RestoreMidEpochAndOtherWorldSizesGiveTheSameGlobalBatches) {

@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -110,6 +111,23 @@ inline std::vector<Rows> drain(TokenLoader& l) {
   std::vector<Rows> out;
   strata::HostBatch b;
   while (l.next(b)) out.push_back(rows_of(b));
+  return out;
+}
+
+// The rest of the current epoch's global batches, each the ranks' slices in
+// rank order; every rank must have as many batches as rank 0.
+inline std::vector<Rows> drain_global(std::vector<std::unique_ptr<TokenLoader>>& ranks) {
+  std::vector<Rows> out;
+  strata::HostBatch b;
+  while (ranks[0]->next(b)) {
+    Rows g = rows_of(b);
+    for (size_t r = 1; r < ranks.size(); ++r) {
+      EXPECT_TRUE(ranks[r]->next(b));
+      append(g, rows_of(b));
+    }
+    out.push_back(g);
+  }
+  for (auto& l : ranks) EXPECT_FALSE(l->next(b)) << "every rank has as many batches";
   return out;
 }
 
