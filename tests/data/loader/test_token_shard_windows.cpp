@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "base/file_lock.h"
 #include "data/loader/loader.h"
 #include "data/loader/token_loader.h"
 #include "token_loader_test_util.h"
@@ -58,8 +59,13 @@ TokenLoaderOptions options(const fs::path& cache, int64_t batch, int rank = 0, i
 // Bytes the cache directory holds on disk: staged shards and downloads in progress
 // (reservations are sparse files and hold none), and shards evicted (removed)
 // while this process still maps them: their blocks stay allocated until unmapped
-// (counted as their mappings' lengths, from /proc/self/maps).
+// (counted as their mappings' lengths, from /proc/self/maps). Read under the
+// cache's lock, as the cache itself counts: without it, the background stage-ahead
+// can evict a shard this scan has already counted and download its successor
+// into .tmp/ before the scan reaches it (one shard counted twice; seen in CI).
 int64_t bytes_on_disk(const fs::path& dataset_dir) {
+  strata::FileLock cache_lock(dataset_dir / ".locks" / "cache.lock");
+  cache_lock.lock_exclusive();
   int64_t n = 0;
   std::error_code ec;
   for (const char* sub : {"shards", ".tmp"})
