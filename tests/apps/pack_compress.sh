@@ -2,7 +2,8 @@
 # strata-pack --compress: a codec it does not know is an error (exit 2) naming
 # the flag and the accepted values; zstd and lz4 store every shard object as
 # one frame that the manifest names (object_compression, plain_bytes) and that
-# Debian's zstd decodes to a shard strata-inspect reads; strata-inspect names a
+# Debian's zstd decodes to a shard strata-inspect verifies against the manifest
+# (plain_bytes, plain_checksum); strata-inspect names a
 # compressed object for what it is; --compress with --deflate is refused.
 #   usage: pack_compress.sh BIN_DIR SOURCE_DIR
 set -euo pipefail
@@ -53,7 +54,11 @@ rc=$?
 set -e
 [ $rc = 1 ] && grep -q "a zstd-compressed shard object" "$W/inspect.out" ||
   fail "strata-inspect on a zstd object: rc $rc, $(cat "$W/inspect.out")"
-zstd -q -d "$OBJ" -o "$W/plain.h5"
-"$BIN/strata-inspect" "$W/plain.h5" >"$W/plain.txt" || fail "strata-inspect on the decoded object: $(cat "$W/plain.txt")"
-grep -q "samples:" "$W/plain.txt" || fail "no samples in $(cat "$W/plain.txt")"
+# Decoded beside its manifest, the shard verifies against plain_bytes and plain_checksum.
+mkdir "$W/decoded"
+cp "$W/zstd/train/manifest.json" "$W/decoded/"
+zstd -q -d "$OBJ" -o "$W/decoded/shard-00000.h5"
+"$BIN/strata-inspect" "$W/decoded/shard-00000.h5" >"$W/plain.txt" ||
+  fail "strata-inspect on the decoded object: $(cat "$W/plain.txt")"
+grep -q "verified: yes" "$W/plain.txt" || fail "the decoded shard is not verified: $(cat "$W/plain.txt")"
 echo "pack_compress: ok"
