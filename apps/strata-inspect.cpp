@@ -11,6 +11,7 @@
 
 #include "apps/command_line.h"
 #include "base/error.h"
+#include "data/format/shard_codec.h"
 #include "data/format/shard_crypt.h"
 #include "data/format/shard_inspect.h"
 #include "train/checkpoint/checkpoint.h"
@@ -191,6 +192,12 @@ int main(int argc, char** argv) {
       throw IoError(file +
                     ": an encrypted shard object (AES-256-GCM, docs/data-format.md \"Encrypted datasets\"); "
                     "the loader's cache holds it decrypted, inspect it there");
+    if (const std::string codec = data::object_codec_of_file(file); !codec.empty())
+      throw IoError(
+          file + ": a " + codec +
+          "-compressed shard object (docs/data-format.md \"Compressed shard objects\"); the loader's "
+          "cache holds it decompressed, inspect it there or decompress it (" +
+          (codec == "zstd" ? "zstd -d" : "lz4 -d") + ")");
     if (data::is_shard_file(file)) {
       j = shard_json(file);
     } else {

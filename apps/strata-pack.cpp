@@ -14,6 +14,7 @@
 #include "apps/command_line.h"
 #include "base/error.h"
 #include "data/format/packer.h"
+#include "data/format/shard_codec.h"
 #include "data/format/token_packer.h"
 #include "train/logging/progress_bar.h"
 
@@ -68,6 +69,8 @@ key); strata-train then needs the same key (docs/data-format.md).)";
 // Every option of every subcommand, filled by CLI11.
 struct PackArgs {
   std::string out, shard_size, prefix = "shard", endpoint, region, key_file, part_size = "16MiB";
+  std::string compress = "none";
+  int compress_level = 0;
   int deflate = 0, parallel_shards = 4, upload_connections = 8;
   bool quiet = false;
   bool skip_bad = false, no_verify = false;  // files
@@ -131,6 +134,14 @@ int main(int argc, char** argv) {
       ->option_text("SIZE");
   app.add_option("--deflate", a.deflate, "Deflate level 1..9 (chunked datasets); 0 = none")
       ->check(CLI::Range(0, 9))
+      ->capture_default_str();
+  app.add_option("--compress", a.compress,
+                 "Store each shard object compressed whole: zstd or lz4 (none: as it is); the loader "
+                 "decompresses it into the node cache. Not with --deflate or encryption")
+      ->option_text("CODEC")
+      ->capture_default_str();
+  app.add_option("--compress-level", a.compress_level,
+                 "Level of --compress: zstd 1..19, lz4 1..12 (3 and up: LZ4-HC); 0 = the codec's default")
       ->capture_default_str();
   app.add_option("--prefix", a.prefix, "Shard names NAME-00000.h5, ...")
       ->option_text("NAME")
@@ -224,6 +235,9 @@ int main(int argc, char** argv) {
   const std::string cmd = app.get_subcommands().front()->get_name();
   try {
     if (a.out.empty()) throw strata::ConfigError("strata-pack " + cmd + " needs --out");
+    if (!is_object_codec(a.compress))
+      throw strata::ConfigError("strata-pack: --compress '" + a.compress + "': expected one of " +
+                                kObjectCodecs);
     PackOptions p;
     // progress on stderr: a redrawn bar on a terminal, else a line every 10 s
     strata::ConsoleBars bars(stderr, isatty(fileno(stderr)) != 0);
@@ -238,6 +252,8 @@ int main(int argc, char** argv) {
     p.out_url = a.out;
     p.shard_bytes = parse_size(!a.shard_size.empty() ? a.shard_size : cmd == "tokens" ? "8MiB" : "64MiB");
     p.deflate_level = a.deflate;
+    p.compress = a.compress;
+    p.compress_level = a.compress_level;
     p.prefix = a.prefix;
     p.source.endpoint = a.endpoint;
     p.source.region = a.region;

@@ -283,7 +283,7 @@ Sources token_sources(const TrainConfig& cfg, const Communicator& comm, Device d
   // byte-level datasets (strata-pack tokens --text) have one byte per token
   s.task.bytes_per_token = train->vocab_size() == 256 ? 1.0 : 0.0;
   if (train->window_shards() > 0)  // a corpus larger than its share of the cache (docs/cache-sizing.md)
-    s.note = "data: the train corpus (" + std::to_string(train->manifest().total_bytes()) +
+    s.note = "data: the train corpus (" + std::to_string(train->manifest().total_staged_bytes()) +
              " bytes) is larger than its share of data.cache_bytes (" + std::to_string(caps[0]) + " of " +
              std::to_string(cfg.data.cache_bytes) + "): streamed through the cache in shard windows of " +
              std::to_string(train->window_shards()) + " of " +

@@ -21,7 +21,11 @@ endif()
 # so that the installed package's config can make them again.
 pkg_check_modules(TURBOJPEG REQUIRED IMPORTED_TARGET libturbojpeg)
 pkg_check_modules(SPNG REQUIRED IMPORTED_TARGET spng)
-foreach(_img turbojpeg spng)
+# Compressed shard objects (data/format/shard_codec.cpp): libzstd (libzstd-dev) and
+# LZ4's frame API (liblz4-dev).
+pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
+pkg_check_modules(LZ4 REQUIRED IMPORTED_TARGET liblz4)
+foreach(_img turbojpeg spng zstd lz4)
   string(TOUPPER ${_img} _IMG)
   if(NOT TARGET strata::${_img})
     add_library(strata::${_img} INTERFACE IMPORTED)

@@ -47,6 +47,7 @@ IMAGE_PACKAGES=(
   libprometheus-cpp-core1.0       # the metrics endpoint
   libxxhash0                      # shard checksums
   libturbojpeg0 libspng0          # JPEG and PNG decoding in the loader and strata-pack files
+  libzstd1 liblz4-1               # zstd and LZ4 shard objects (strata-pack --compress)
   libopenmpi3                     # libmpi.so.40, libmpi_cxx.so.40
 )
 # Not libraries of the programs: mpirun and orted for scripts/strata-mpirun and

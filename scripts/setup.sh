@@ -16,7 +16,7 @@ PACKAGES=(
   build-essential cmake pkg-config git
   libeigen3-dev libopenblas-dev libdnnl-dev libhdf5-dev libcurl4-openssl-dev libssl-dev
   libyaml-cpp-dev nlohmann-json3-dev libxxhash-dev libcli11-dev prometheus-cpp-dev
-  libturbojpeg0-dev libspng-dev
+  libturbojpeg0-dev libspng-dev libzstd-dev liblz4-dev
   libgtest-dev libgmock-dev python3
   openmpi-bin libopenmpi-dev
   ccache

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "data/format/shard_codec.h"
 
 namespace strata::data {
 namespace {
@@ -123,6 +124,12 @@ int64_t Manifest::total_bytes() const {
   return n;
 }
 
+int64_t Manifest::total_staged_bytes() const {
+  int64_t n = 0;
+  for (const auto& s : shards) n += s.staged_bytes();
+  return n;
+}
+
 const FieldSpec& Manifest::field(const std::string& name) const {
   for (const auto& f : schema)
     if (f.name == name) return f;
@@ -135,6 +142,7 @@ std::string Manifest::to_json() const {
   json j;
   j["format_version"] = format_version;
   j["compression"] = compression;
+  if (object_compressed()) j["object_compression"] = object_compression;
   j["schema"] = json::array();
   for (const auto& f : schema)
     j["schema"].push_back(
@@ -142,7 +150,7 @@ std::string Manifest::to_json() const {
   j["shards"] = json::array();
   for (const auto& s : shards) {
     json e = {{"name", s.name}, {"samples", s.samples}, {"bytes", s.bytes}, {"checksum", s.checksum}};
-    if (encrypted()) {
+    if (encrypted() || object_compressed()) {
       e["plain_bytes"] = s.plain_bytes;
       e["plain_checksum"] = s.plain_checksum;
     }
@@ -178,6 +186,12 @@ Manifest Manifest::from_json(const std::string& text, const std::string& origin)
   m.compression = j.contains("compression") ? get_string(j, "compression", origin, "") : "none";
   if (m.compression != "none" && m.compression != "deflate")
     bad(origin, "compression", "must be \"none\" or \"deflate\", got \"" + m.compression + "\"");
+  if (j.contains("object_compression")) {
+    m.object_compression = get_string(j, "object_compression", origin, "");
+    if (!is_object_codec(m.object_compression))
+      bad(origin, "object_compression",
+          "must be \"none\", \"zstd\" or \"lz4\", got \"" + m.object_compression + "\"");
+  }
 
   const json& schema = member(j, "schema", origin, "");
   if (!schema.is_array() || schema.empty()) bad(origin, "schema", "must be a non-empty array");
@@ -215,6 +229,11 @@ Manifest Manifest::from_json(const std::string& text, const std::string& origin)
 
   if (j.contains("encryption")) read_encryption(j["encryption"], origin, m.encryption);
   const bool encrypted = m.encrypted();
+  if (encrypted && m.object_compressed())
+    bad(origin, "object_compression",
+        "is \"" + m.object_compression +
+            "\" in an encrypted dataset; this build reads compressed or encrypted "
+            "shard objects, not both");
   const json& shards = member(j, "shards", origin, "");
   if (!shards.is_array()) bad(origin, "shards", "must be an array");
   // Fixed bytes per sample; a shard of `samples` samples must not overflow it either.
@@ -248,9 +267,11 @@ Manifest Manifest::from_json(const std::string& text, const std::string& origin)
     if (__builtin_add_overflow(total_bytes, s.bytes, &total_bytes))
       bad(origin, path + "bytes", "makes the dataset's total bytes overflow int64");
     s.checksum = get_checksum(e, "checksum", origin, path);
-    if (encrypted) {
+    if (encrypted || m.object_compressed()) {
       s.plain_bytes = get_count(e, "plain_bytes", origin, path);
       s.plain_checksum = get_checksum(e, "plain_checksum", origin, path);
+    }
+    if (encrypted) {
       if (s.bytes != s.plain_bytes + kEncryptionOverhead)
         bad(origin, path + "bytes",
             "is " + std::to_string(s.bytes) + ": an encrypted object of " + std::to_string(s.plain_bytes) +

@@ -24,12 +24,13 @@ struct ShardInfo {
   int64_t samples = 0;
   int64_t bytes = 0;     // file size
   std::string checksum;  // "xxh3:<16 hex digits>"
-  // Encrypted datasets only (empty otherwise): the decrypted shard file's size
-  // and checksum; `bytes` and `checksum` are then the stored object's.
+  // Encrypted or compressed datasets only (empty otherwise): the shard file's
+  // size and checksum once decrypted or decompressed; `bytes` and `checksum` are
+  // then the stored object's (what a download is checked against).
   int64_t plain_bytes = 0;
   std::string plain_checksum = {};
-  // The shard file as the cache holds it: decrypted when the dataset is
-  // encrypted, the object itself otherwise.
+  // The shard file as the cache holds it: decrypted or decompressed when the
+  // dataset is encrypted or compressed, the object itself otherwise.
   int64_t staged_bytes() const { return plain_checksum.empty() ? bytes : plain_bytes; }
   const std::string& staged_checksum() const { return plain_checksum.empty() ? checksum : plain_checksum; }
 };
@@ -48,7 +49,14 @@ struct Manifest {
   int format_version = kManifestFormatVersion;
   std::vector<FieldSpec> schema;
   std::vector<ShardInfo> shards;
-  std::string compression = "none";  // "none" or "deflate"
+  // The HDF5 filter inside each shard file: "none" or "deflate" (strata-pack --deflate).
+  std::string compression = "none";
+  // How each shard object is stored: "none" (the shard file itself), "zstd" or
+  // "lz4" (the shard file as one frame, data/format/shard_codec.h;
+  // strata-pack --compress). Absent from older manifests: "none". Not combined
+  // with encryption.
+  std::string object_compression = "none";
+  bool object_compressed() const { return object_compression != "none"; }
   // Optional: names of the label values (strata-pack files: sorted subdirectory names).
   std::vector<std::string> class_names;
   // Token datasets only (0 otherwise): the vocabulary size. Such a dataset has one
@@ -62,7 +70,8 @@ struct Manifest {
   std::string origin;
 
   int64_t total_samples() const;
-  int64_t total_bytes() const;
+  int64_t total_bytes() const;         // of the stored objects: what an epoch reads from the store
+  int64_t total_staged_bytes() const;  // of the shard files as the cache holds them
   const FieldSpec& field(const std::string& name) const;
 
   std::string to_json() const;

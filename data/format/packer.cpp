@@ -20,6 +20,7 @@
 #include "data/format/manifest_auth.h"
 #include "data/format/plan_rng.h"
 #include "data/format/shard.h"
+#include "data/format/shard_codec.h"
 #include "data/format/shard_crypt.h"
 
 namespace strata::data {
@@ -85,6 +86,17 @@ DatasetPacker::DatasetPacker(std::vector<FieldSpec> schema, PackOptions options)
                       std::to_string(options.parallel_shards));
   if (options.prefix.empty() || options.prefix.find('/') == 0)
     throw ConfigError("shard prefix must be a non-empty relative name, got '" + options.prefix + "'");
+  if (!is_object_codec(options.compress))
+    throw ConfigError("--compress '" + options.compress + "': expected one of " + kObjectCodecs);
+  if (options.compress != "none" && options.key)
+    throw ConfigError(
+        "--compress " + options.compress +
+        " with an encryption key (--encrypt-key-file, STRATA_DATA_KEY_FILE or STRATA_DATA_KEY): "
+        "a dataset's shards are stored compressed or encrypted, not both; drop one");
+  if (options.compress != "none" && options.deflate_level > 0)
+    throw ConfigError("--compress " + options.compress + " with --deflate " +
+                      std::to_string(options.deflate_level) +
+                      ": the shard object is compressed whole already; drop --deflate");
   m.schema = std::move(schema);
   m.opt = std::move(options);
   m.out = open_source(m.opt.out_url, m.opt.source);
@@ -94,6 +106,7 @@ DatasetPacker::DatasetPacker(std::vector<FieldSpec> schema, PackOptions options)
   fs::create_directories(m.tmp_dir);
   m.manifest.schema = m.schema;
   m.manifest.compression = m.opt.deflate_level > 0 ? "deflate" : "none";
+  m.manifest.object_compression = m.opt.compress;
   if (m.opt.key) m.manifest.encryption = {"aes-256-gcm", m.opt.key->id(), random_dataset_id(), ""};
 }
 
@@ -134,6 +147,16 @@ void DatasetPacker::seal() {
     info.checksum = e.checksum;
     info.plain_bytes = e.plain_bytes;
     info.plain_checksum = e.plain_checksum;
+  } else if (m.manifest.object_compressed()) {
+    // Only the frame is uploaded; the shard file is removed once compressed.
+    fs::path frame = m.writer_path;
+    frame += ".z";
+    const CompressedSizes c = compress_shard_file(m.writer_path, frame, m.opt.compress, m.opt.compress_level);
+    fs::rename(frame, m.writer_path);
+    info.bytes = c.bytes;
+    info.checksum = c.checksum;
+    info.plain_bytes = c.plain_bytes;
+    info.plain_checksum = c.plain_checksum;
   } else {
     info.bytes = static_cast<int64_t>(fs::file_size(m.writer_path));
     info.checksum = checksum_file(m.writer_path.string());
@@ -146,7 +169,10 @@ void DatasetPacker::seal() {
                                       fs::remove(path);
                                     }),
                          "wrote " + info.name + ": " + std::to_string(info.samples) + " samples, " +
-                             std::to_string(info.bytes) + " bytes");
+                             std::to_string(info.bytes) + " bytes" +
+                             (m.manifest.object_compressed()
+                                  ? " (" + m.opt.compress + " of " + std::to_string(info.plain_bytes) + ")"
+                                  : ""));
   m.bytes_stored += info.bytes;
 }
 

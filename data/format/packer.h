@@ -40,7 +40,12 @@ struct PackOptions {
   std::string out_url;               // file dir, file://, s3://bucket/prefix
   int64_t shard_bytes = 64ll << 20;  // seal a shard once its samples reach this size
   int deflate_level = 0;             // 0 = uncompressed contiguous datasets
-  std::string prefix = "shard";      // shard names: <prefix>-00000.h5, ...
+  // How each shard object is stored (Manifest::object_compression): "none", or
+  // the whole shard file as one "zstd" or "lz4" frame (data/format/shard_codec.h)
+  // at compress_level (0: the codec's default). Not combined with `key`.
+  std::string compress = "none";
+  int compress_level = 0;
+  std::string prefix = "shard";  // shard names: <prefix>-00000.h5, ...
   SourceOptions source;
   // Shards uploading at a time; packing waits for the oldest when that many are
   // in flight. Each shard holds its local temporary file until it is stored.

@@ -100,7 +100,7 @@ int64_t Loader::resolve_window() const {
   if (opts_.shuffle_window > 0) return opts_.shuffle_window;
   if (!opts_.shuffle) return 1;  // in manifest order the window reorders nothing
   std::vector<int64_t> bytes;
-  for (auto& s : cache_->manifest().shards) bytes.push_back(s.bytes);
+  for (auto& s : cache_->manifest().shards) bytes.push_back(s.staged_bytes());
   return widest_shuffle_window(shard_samples_, bytes,
                                WindowBudget{.cache_bytes = opts_.cache_bytes,
                                             .lookahead_bytes = opts_.lookahead_bytes,
@@ -139,7 +139,7 @@ int64_t Loader::required_cache_bytes(int64_t epoch) const {
 
 int64_t Loader::node_cache_need(const StagingPlan& plan) const {
   int64_t in_use = plan.max_bytes_in_span(static_cast<int64_t>(ring()) * opts_.batch_size);
-  return data::node_cache_need(in_use, opts_.lookahead_bytes, cache_->manifest().total_bytes(),
+  return data::node_cache_need(in_use, opts_.lookahead_bytes, cache_->manifest().total_staged_bytes(),
                                opts_.local_ranks);
 }
 

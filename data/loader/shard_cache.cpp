@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "base/atomic_file.h"
 #include "base/error.h"
 #include "data/format/manifest_auth.h"
+#include "data/format/shard_codec.h"
 #include "data/format/shard_crypt.h"
 
 namespace strata::data {
@@ -227,8 +229,10 @@ int64_t ShardCache::usage_bytes() {
 }
 
 fs::path ShardCache::reserve(const ShardInfo& shard) {
-  if (shard.bytes > opts_.capacity_bytes)
-    throw ConfigError("shard cache: shard " + shard.name + " (" + std::to_string(shard.bytes) +
+  // The shard file as staged: a compressed object decodes to more bytes than it has.
+  const int64_t need = std::max(shard.bytes, shard.staged_bytes());
+  if (need > opts_.capacity_bytes)
+    throw ConfigError("shard cache: shard " + shard.name + " (" + std::to_string(need) +
                       " bytes) is larger than the cache capacity (" + std::to_string(opts_.capacity_bytes) +
                       " bytes)");
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(opts_.full_wait_timeout_s);
@@ -236,7 +240,7 @@ fs::path ShardCache::reserve(const ShardInfo& shard) {
   for (;;) {
     cache_lock.lock_exclusive();
     int64_t used = scan_usage();
-    if (used + shard.bytes > opts_.capacity_bytes) {
+    if (used + need > opts_.capacity_bytes) {
       // Belady: drop the unpinned shard used farthest in the future first.
       std::vector<std::pair<int64_t, fs::path>> candidates;
       std::error_code ec;
@@ -247,7 +251,7 @@ fs::path ShardCache::reserve(const ShardInfo& shard) {
       std::stable_sort(candidates.begin(), candidates.end(),
                        [](auto& a, auto& b) { return a.first > b.first; });
       for (auto& [use, path] : candidates) {
-        if (used + shard.bytes <= opts_.capacity_bytes) break;
+        if (used + need <= opts_.capacity_bytes) break;
         FileLock victim(lock_path(unescape_shard_name(path.filename().string())));
         if (!victim.try_lock_exclusive()) continue;  // pinned or being downloaded
         int64_t size = static_cast<int64_t>(fs::file_size(path, ec));
@@ -256,10 +260,10 @@ fs::path ShardCache::reserve(const ShardInfo& shard) {
         stats_.evictions++;
       }
     }
-    if (used + shard.bytes <= opts_.capacity_bytes) {
+    if (used + need <= opts_.capacity_bytes) {
       fs::path r = opts_.dir / ".reserve" / temporary_name(escape_shard_name(shard.name));
       int fd = ::open(r.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-      if (fd < 0 || ::ftruncate(fd, shard.bytes) != 0) {
+      if (fd < 0 || ::ftruncate(fd, need) != 0) {
         if (fd >= 0) ::close(fd);
         throw IoError("shard cache: cannot create reservation " + r.string() + ": " + std::strerror(errno));
       }
@@ -269,7 +273,7 @@ fs::path ShardCache::reserve(const ShardInfo& shard) {
     cache_lock.unlock();
     if (std::chrono::steady_clock::now() > deadline)
       throw IoError("shard cache " + opts_.dir.string() + ": no room for shard " + shard.name + " (" +
-                    std::to_string(shard.bytes) + " bytes): " + std::to_string(used) + " of " +
+                    std::to_string(need) + " bytes): " + std::to_string(used) + " of " +
                     std::to_string(opts_.capacity_bytes) + " bytes are pinned by running processes");
     // Every cached shard is pinned (by other processes of the job): wait for a release.
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -299,11 +303,20 @@ void ShardCache::download_verified(const ShardInfo& shard) {
       // does not match throws, and the temporary is removed, never renamed.
       if (manifest_.encrypted())
         decrypt_shard_in_place(staged.temp_path(), *opts_.key, manifest_, index_of(shard));
+      // A verified frame decodes into a second temporary beside it; that one is
+      // committed once its size and checksum are the manifest's, and the frame's
+      // temporary is removed as `staged` leaves (both, on any error).
+      std::optional<AtomicFile> plain;
+      if (manifest_.object_compressed()) {
+        plain.emplace(shard_path(shard.name), staging(opts_.dir));
+        decompress_staged(shard, staged.temp_path(), plain->temp_path());
+      }
+      AtomicFile& done = plain ? *plain : staged;
       // Admit and drop the reservation in one step under the cache lock, so a
       // concurrent scan never counts the shard twice (and evicts for nothing).
       FileLock cache_lock(opts_.dir / ".locks" / "cache.lock");
       cache_lock.lock_exclusive();
-      staged.commit();  // atomic: a shard file is always whole and verified
+      done.commit();  // atomic: a shard file is always whole and verified
       std::error_code ec;
       fs::remove(reservation, ec);
       return;
@@ -311,6 +324,19 @@ void ShardCache::download_verified(const ShardInfo& shard) {
   }
   throw IoError("shard cache: shard " + shard.name + " from " + source_.url() +
                 " failed its checksum twice: manifest says " + shard.checksum + ", download has " + got);
+}
+
+void ShardCache::decompress_staged(const ShardInfo& shard, const fs::path& frame, const fs::path& out) {
+  const std::string what = "shard cache: shard " + shard.name + " from " + source_.url() + " (" +
+                           manifest_.object_compression + " object of " + std::to_string(shard.bytes) +
+                           " bytes)";
+  const int64_t n = decompress_shard_file(frame, out, manifest_.object_compression, shard.plain_bytes, what);
+  if (n != shard.plain_bytes)
+    throw IoError(what + ": decodes to " + std::to_string(n) + " bytes, its entry in manifest " +
+                  manifest_.origin + " says plain_bytes " + std::to_string(shard.plain_bytes));
+  if (const std::string got = checksum_file(out.string()); got != shard.plain_checksum)
+    throw IoError(what + ": decodes to a shard file of checksum " + got + ", its entry in manifest " +
+                  manifest_.origin + " says plain_checksum " + shard.plain_checksum);
 }
 
 namespace {

@@ -111,6 +111,10 @@ class ShardCache {
   int64_t scan_usage();
   std::filesystem::path reserve(const ShardInfo& shard);
   void download_verified(const ShardInfo& shard);
+  // Decodes the verified frame of a compressed dataset's shard into `out` and
+  // checks its size and checksum; IoError naming the shard and the dataset.
+  void decompress_staged(const ShardInfo& shard, const std::filesystem::path& frame,
+                         const std::filesystem::path& out);
   // kLocked: this process holds the download lock; kCached: the holder's download
   // landed; kStalled: the holder's download made no progress, fetch beside it.
   enum class Waited { kCached, kLocked, kStalled };

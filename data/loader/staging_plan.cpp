@@ -27,7 +27,7 @@ StagingPlan::StagingPlan(const std::vector<SampleRef>& order, const Manifest& ma
       ShardUse u;
       u.shard = order[p].shard;
       u.first = static_cast<int64_t>(p);
-      u.bytes = manifest.shards[static_cast<size_t>(u.shard)].bytes;
+      u.bytes = manifest.shards[static_cast<size_t>(u.shard)].staged_bytes();
       uses_.push_back(u);
     }
     ShardUse& u = uses_[static_cast<size_t>(it->second)];

@@ -40,7 +40,7 @@ int64_t TokenLoader::window_need(int64_t w) const {
 }
 
 int64_t TokenLoader::min_cache_bytes() const {
-  const int64_t whole = manifest().total_bytes();
+  const int64_t whole = manifest().total_staged_bytes();
   if (manifest().shards.size() < 2) return whole;
   if (opts_.shuffle) return std::min(whole, window_need(1));
   return std::min(whole, std::max(window_need(1), in_order_need()));
@@ -120,11 +120,11 @@ void TokenLoader::init() {
   const Manifest& m = manifest();
   for (size_t i = 0; i < m.shards.size(); ++i) {
     shard_tokens_.push_back(m.shards[i].samples);
-    shard_bytes_desc_.push_back(m.shards[i].bytes);
+    shard_bytes_desc_.push_back(m.shards[i].staged_bytes());
     shard_index_[m.shards[i].name] = static_cast<int32_t>(i);
   }
   std::sort(shard_bytes_desc_.begin(), shard_bytes_desc_.end(), std::greater<>());
-  const bool fits = opts_.cache_bytes >= m.total_bytes();
+  const bool fits = opts_.cache_bytes >= m.total_staged_bytes();
   if (!fits) {
     // Streamed through the cache in shard windows: at least one shard in use
     // and one staged ahead, so the two largest shards must fit at once.
@@ -135,7 +135,7 @@ void TokenLoader::init() {
                                     std::to_string(shard_bytes_desc_[1]) + " = " +
                                     std::to_string(window_need(1)) + " bytes: one in use, one staged ahead)";
       throw ConfigError(where + "cache capacity " + std::to_string(opts_.cache_bytes) +
-                        " bytes is smaller than the dataset's " + std::to_string(m.total_bytes()) +
+                        " bytes is smaller than the dataset's " + std::to_string(m.total_staged_bytes()) +
                         " bytes and than " + shards + "; set data.cache_bytes to at least " +
                         std::to_string(m.shards.size() < 2 ? shard_bytes_desc_.at(0) : window_need(1)) +
                         " (the cache is shared by the node's " + std::to_string(opts_.local_ranks) +
@@ -144,10 +144,10 @@ void TokenLoader::init() {
     if (opts_.shuffle && opts_.remainder != Remainder::kDrop)
       throw ConfigError(
           where + "cache capacity " + std::to_string(opts_.cache_bytes) +
-          " bytes is smaller than the dataset's " + std::to_string(m.total_bytes()) +
+          " bytes is smaller than the dataset's " + std::to_string(m.total_staged_bytes()) +
           " bytes: a shuffled token dataset with padding (Remainder::kPad) is cached whole; set "
           "data.cache_bytes to at least " +
-          std::to_string(m.total_bytes()));
+          std::to_string(m.total_staged_bytes()));
     if (opts_.shuffle) {
       window_shards_ = 1;
       while (window_shards_ + 2 <= static_cast<int64_t>(m.shards.size()) &&
@@ -172,7 +172,7 @@ void TokenLoader::init() {
                                  std::to_string(opts_.world_size) + ")"));
   if (in_order_ && in_order_need() > opts_.cache_bytes)
     throw ConfigError(where + "cache capacity " + std::to_string(opts_.cache_bytes) +
-                      " bytes is smaller than the dataset's " + std::to_string(m.total_bytes()) +
+                      " bytes is smaller than the dataset's " + std::to_string(m.total_staged_bytes()) +
                       " bytes and than the " + std::to_string(in_order_need()) +
                       " bytes of shards one global batch of " + std::to_string(global_batch()) +
                       " windows reads in stream order (evaluation); set data.cache_bytes to at least " +
@@ -185,7 +185,7 @@ int64_t TokenLoader::span_bytes(int64_t first, int64_t n) const {
   const int64_t end = std::min(first + n, stream_->tokens());
   if (end <= first) return 0;
   for (int32_t s = stream_->shard_of(first); s <= stream_->shard_of(end - 1); ++s)
-    bytes += shards[static_cast<size_t>(s)].bytes;
+    bytes += shards[static_cast<size_t>(s)].staged_bytes();
   return bytes;
 }
 
@@ -335,12 +335,12 @@ void TokenLoader::restore(const SourcePosition& pos) {
   const int64_t ws = saved == pos.end() ? 0 : saved->second;
   if (ws != window_shards_) {
     const int64_t shards = static_cast<int64_t>(shard_tokens_.size());
-    if (ws == 0 && opts_.shuffle && opts_.cache_bytes < manifest().total_bytes())
+    if (ws == 0 && opts_.shuffle && opts_.cache_bytes < manifest().total_staged_bytes())
       throw ConfigError(
           "token loader: position key 'window_shards' was saved as 0 (the dataset cached "
           "whole), this run's cache capacity " +
           std::to_string(opts_.cache_bytes) + " bytes is smaller than the dataset's " +
-          std::to_string(manifest().total_bytes()) + " bytes (data.cache_bytes)");
+          std::to_string(manifest().total_staged_bytes()) + " bytes (data.cache_bytes)");
     if (ws < 0 || ws >= shards || (ws > 0 && window_need(ws) > opts_.cache_bytes))
       throw ConfigError("token loader: position key 'window_shards' was saved as " + std::to_string(ws) +
                         ", which this run's cache capacity " + std::to_string(opts_.cache_bytes) +
