@@ -4,6 +4,7 @@
 #include <lz4frame.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -235,6 +236,21 @@ int64_t decompress_shard_file(const fs::path& in, const fs::path& out, const std
       decompress_stream(codec, reader_of(fi.get(), in), writer_of(fo.get(), out), max_bytes, what);
   close_written(fo, out);
   return n;
+}
+
+int64_t decompress_shard_bytes(const uint8_t* frame, size_t n, const fs::path& out, const std::string& codec,
+                               int64_t max_bytes, const std::string& what) {
+  size_t pos = 0;
+  const CodecRead read = [&](uint8_t* buf, size_t cap) {
+    const size_t k = std::min(cap, n - pos);
+    std::memcpy(buf, frame + pos, k);
+    pos += k;
+    return k;
+  };
+  File fo = open_file(out, "wb", what);
+  const int64_t total = decompress_stream(codec, read, writer_of(fo.get(), out), max_bytes, what);
+  close_written(fo, out);
+  return total;
 }
 
 }  // namespace strata::data

@@ -48,6 +48,11 @@ int64_t decompress_stream(const std::string& codec, const CodecRead& read, const
 int64_t decompress_shard_file(const std::filesystem::path& in, const std::filesystem::path& out,
                               const std::string& codec, int64_t max_bytes, const std::string& what);
 
+// decompress_stream from the frame in memory (`frame`, `n` bytes) into a new
+// file `out` (truncated first).
+int64_t decompress_shard_bytes(const uint8_t* frame, size_t n, const std::filesystem::path& out,
+                               const std::string& codec, int64_t max_bytes, const std::string& what);
+
 // "zstd" or "lz4" when the file starts with that frame's magic number, else "".
 std::string object_codec_of_file(const std::filesystem::path& path);
 

@@ -303,13 +303,23 @@ void ShardCache::download_verified(const ShardInfo& shard) {
       // does not match throws, and the temporary is removed, never renamed.
       if (manifest_.encrypted())
         decrypt_shard_in_place(staged.temp_path(), *opts_.key, manifest_, index_of(shard));
-      // A verified frame decodes into a second temporary beside it; that one is
-      // committed once its size and checksum are the manifest's, and the frame's
-      // temporary is removed as `staged` leaves (both, on any error).
+      // A verified frame moves into memory (its temporary removed) and decodes
+      // into a second temporary, committed once its size and checksum are the
+      // manifest's. The disk never holds the frame and the decoded shard at once,
+      // so the reservation (the larger of the two) covers all that this download
+      // puts on disk; the price is the frame's bytes in memory while it decodes.
       std::optional<AtomicFile> plain;
       if (manifest_.object_compressed()) {
+        std::vector<uint8_t> frame(static_cast<size_t>(shard.bytes));
+        {
+          std::ifstream in(staged.temp_path(), std::ios::binary);
+          if (!in.read(reinterpret_cast<char*>(frame.data()), static_cast<std::streamsize>(frame.size())))
+            throw IoError("shard cache: cannot read the downloaded object " + staged.temp_path().string());
+        }
+        std::error_code ec;
+        fs::remove(staged.temp_path(), ec);
         plain.emplace(shard_path(shard.name), staging(opts_.dir));
-        decompress_staged(shard, staged.temp_path(), plain->temp_path());
+        decompress_staged(shard, frame, plain->temp_path());
       }
       AtomicFile& done = plain ? *plain : staged;
       // Admit and drop the reservation in one step under the cache lock, so a
@@ -326,11 +336,13 @@ void ShardCache::download_verified(const ShardInfo& shard) {
                 " failed its checksum twice: manifest says " + shard.checksum + ", download has " + got);
 }
 
-void ShardCache::decompress_staged(const ShardInfo& shard, const fs::path& frame, const fs::path& out) {
+void ShardCache::decompress_staged(const ShardInfo& shard, const std::vector<uint8_t>& frame,
+                                   const fs::path& out) {
   const std::string what = "shard cache: shard " + shard.name + " from " + source_.url() + " (" +
                            manifest_.object_compression + " object of " + std::to_string(shard.bytes) +
                            " bytes)";
-  const int64_t n = decompress_shard_file(frame, out, manifest_.object_compression, shard.plain_bytes, what);
+  const int64_t n = decompress_shard_bytes(frame.data(), frame.size(), out, manifest_.object_compression,
+                                           shard.plain_bytes, what);
   if (n != shard.plain_bytes)
     throw IoError(what + ": decodes to " + std::to_string(n) + " bytes, its entry in manifest " +
                   manifest_.origin + " says plain_bytes " + std::to_string(shard.plain_bytes));

@@ -113,7 +113,7 @@ class ShardCache {
   void download_verified(const ShardInfo& shard);
   // Decodes the verified frame of a compressed dataset's shard into `out` and
   // checks its size and checksum; IoError naming the shard and the dataset.
-  void decompress_staged(const ShardInfo& shard, const std::filesystem::path& frame,
+  void decompress_staged(const ShardInfo& shard, const std::vector<uint8_t>& frame,
                          const std::filesystem::path& out);
   // kLocked: this process holds the download lock; kCached: the holder's download
   // landed; kStalled: the holder's download made no progress, fetch beside it.
