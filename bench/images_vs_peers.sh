@@ -12,6 +12,12 @@
 # copied into bench/results/images_vs_peers/ by hand (bench/README.md).
 #   usage: bench/images_vs_peers.sh [--rounds 3] [--count 2000] [--threads "1 2"]
 #                                   [--contestants "strata tv_pillow tv_simd dali dali_fused"]
+#                                   [--no-loader]
+# Then (unless --no-loader) strata's whole loader on the images: packed by
+# strata-pack files, served by python3 -m http.server behind strata-proxy
+# --delay-ms DELAY_MS, read by strata-bench loader --image-size 224 (decode +
+# crop + flip + normalise in its decode threads) with 1 and 2 decode threads,
+# 2 epochs (cold cache, then warm), batches of 64 and a STEP_MS step each.
 # Knobs (environment):
 #   STRATA_BIN (build/bin)  STRATA_BENCH_OUT (build/bench-results/<UTC date>)
 #   STRATA_BENCH_VENV       torch + torchvision + Pillow (default build/bench-torch-venv;
@@ -21,17 +27,19 @@
 #                           libjpeg62-turbo; torch and torchvision come from
 #                           STRATA_BENCH_VENV through a .pth file, after Pillow-SIMD)
 #   STRATA_BENCH_DALI_VENV  nvidia-dali-cuda130 (default build/bench-dali-venv; made here)
+#   DELAY_MS (50: ~100 ms per request round trip)  STEP_MS (5)  SHARD_MB (4)
 #   IMAGES_DIR              where the JPEGs go (default /tmp/strata-ivp-images; kept, and
 #                           reused when it holds --count files)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROUNDS=3 COUNT=2000 THREADS="1 2" CONTESTANTS="strata tv_pillow tv_simd dali dali_fused"
+ROUNDS=3 COUNT=2000 THREADS="1 2" CONTESTANTS="strata tv_pillow tv_simd dali dali_fused" LOADER=1
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) ROUNDS=$2; shift 2 ;;
     --count) COUNT=$2; shift 2 ;;
     --threads) THREADS=$2; shift 2 ;;
     --contestants) CONTESTANTS=$2; shift 2 ;;
+    --no-loader) LOADER=0; shift ;;
     *) echo "images_vs_peers.sh: unknown argument $1 (see the header of $0)" >&2; exit 2 ;;
   esac
 done
@@ -40,6 +48,7 @@ VENV=${STRATA_BENCH_VENV:-build/bench-torch-venv}
 SIMD_VENV=${STRATA_BENCH_SIMD_VENV:-build/bench-pillow-simd-venv}
 DALI_VENV=${STRATA_BENCH_DALI_VENV:-build/bench-dali-venv}
 IMAGES=${IMAGES_DIR:-/tmp/strata-ivp-images}
+DELAY_MS=${DELAY_MS:-50} STEP_MS=${STEP_MS:-5} SHARD_MB=${SHARD_MB:-4}
 OUT=${STRATA_BENCH_OUT:-build/bench-results/$(date -u +%Y-%m-%d)}
 RES=$OUT/raw/images
 SYSPY="/usr/bin/python3 -s"  # Debian's python3-pil and python3-skimage make the images
@@ -76,7 +85,7 @@ if [[ $(find "$IMAGES" -name '*.jpg' 2>/dev/null | wc -l) -ne $COUNT ]]; then
   $SYSPY bench/images/make_photo_jpegs.py --out "$IMAGES" --count "$COUNT"
 fi
 mkdir -p "$RES"
-rm -f "$RES"/*.jsonl "$RES"/*.error
+rm -f "$RES"/*.jsonl "$RES"/*.error "$RES"/loader.jsonl
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 
 warm() { cat "$IMAGES"/*/*.jpg >/dev/null; }  # the page cache holds every file, for every contestant
@@ -101,6 +110,42 @@ for r in $(seq 1 "$ROUNDS"); do
     for t in $THREADS; do run_one "$c" "$t" "$r"; done
   done
 done
+
+# --- the loader on the packed images behind strata-proxy's latency ---
+if ((LOADER)); then
+  for b in strata-pack strata-proxy; do
+    [[ -x $BIN/$b ]] || { echo "images_vs_peers.sh: $BIN/$b is missing (build it, or --no-loader)" >&2; exit 1; }
+  done
+  W=$(mktemp -d /tmp/strata-ivp.XXXXXX)
+  HTTP_PID='' PROXY_PID=''
+  cleanup() {
+    [[ -n $PROXY_PID ]] && kill "$PROXY_PID" 2>/dev/null
+    [[ -n $HTTP_PID ]] && kill "$HTTP_PID" 2>/dev/null
+    rm -rf "$W"
+  }
+  trap cleanup EXIT
+  log "packing the images (strata-pack files, ${SHARD_MB} MiB shards)"
+  "$BIN/strata-pack" files --root "$IMAGES" --out "$W/pack" --shard-size "${SHARD_MB}MiB" >"$W/pack.log" 2>&1
+  (cd "$W/pack" && exec python3 -u -m http.server 0 --bind 127.0.0.1 >"$W/http.log" 2>&1) &
+  HTTP_PID=$!
+  for _ in $(seq 100); do grep -q 'port' "$W/http.log" 2>/dev/null && break; sleep 0.05; done
+  HTTP_PORT=$(sed -n 's/.* port \([0-9]*\).*/\1/p' "$W/http.log" | head -1)
+  "$BIN/strata-proxy" --listen 127.0.0.1:0 --target "127.0.0.1:$HTTP_PORT" --delay-ms "$DELAY_MS" \
+    >"$W/proxy.port" 2>"$W/proxy.err" &
+  PROXY_PID=$!
+  for _ in $(seq 100); do grep -q '^listening on' "$W/proxy.port" && break; sleep 0.05; done
+  PROXY="http://127.0.0.1:$(awk '/^listening on/ {print $3}' "$W/proxy.port")"
+  for t in $THREADS; do
+    warm
+    rm -rf "$W/cache"
+    log "loader behind strata-proxy --delay-ms $DELAY_MS, $t decode threads"
+    "$BIN/strata-bench" loader --url "$PROXY" --modes loader --image-size 224 --decode "$t" --epochs 2 \
+      --step-ms "$STEP_MS" --proxy-stats "$PROXY" --cache-dir "$W/cache" >"$RES/run.out" 2>"$RES/run.err" ||
+      { log "the loader ($t decode threads) failed"; tail -20 "$RES/run.err" >"$RES/loader-$t.error"; }
+    sed -n 's/^json //p' "$RES/run.out" | sed "s/}\$/, \"decode_threads\": $t, \"delay_ms\": $DELAY_MS, \"step_ms\": $STEP_MS}/" \
+      >>"$RES/loader.jsonl"
+  done
+fi
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 rm -f "$RES/run.out" "$RES/run.err"
 

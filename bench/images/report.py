@@ -22,6 +22,8 @@ def main():
     setup = json.load(open(os.path.join(res, "setup.json")))
     runs, cpu = {}, {}
     for f in glob.glob(os.path.join(res, "*.jsonl")):
+        if os.path.basename(f) == "loader.jsonl":
+            continue
         for line in open(f):
             if line.strip():
                 d = json.loads(line)
@@ -79,6 +81,20 @@ def main():
         verdicts.append({"scaling": sc, "goal": 1.8, "met": sc >= 1.8})
         L.append("- strata's images/s at 2 threads >= 1.8x at 1: %.2fx, %s (images per CPU second at 2 threads / at 1: "
                  "%.2fx)" % (sc, "met" if sc >= 1.8 else "NOT met", cmed[("strata", 2)] / cmed[("strata", 1)]))
+    loader = os.path.join(res, "loader.jsonl")
+    lrows = [json.loads(l) for l in open(loader) if l.strip()] if os.path.exists(loader) else []
+    if lrows:
+        L += ["", "strata's loader on the same images packed by `strata-pack files`, served over HTTP behind "
+              "`strata-proxy --delay-ms %d` (about %d ms per request round trip), `strata-bench loader "
+              "--image-size 224`: the decode threads decode, crop, flip and normalise; batches of 64, a %g ms "
+              "step each; epoch 1 from a cold cache, epoch 2 from the warm one:" % (
+                  lrows[0]["delay_ms"], 2 * lrows[0]["delay_ms"], lrows[0]["step_ms"]), "",
+              "| decode threads | epoch | samples/s | data-wait | GETs (proxy) | MB (proxy) |",
+              "|---:|---:|---:|---:|---:|---:|"]
+        for r in lrows:
+            L.append("| %d | %d | %.0f | %.1f%% | %d | %.1f |" % (
+                r["decode_threads"], r["epoch"], r["samples"] / r["seconds"], 100 * r["wait"] / r["seconds"],
+                r["proxy_gets"], r["proxy_bytes"] / 1e6))
     if errors:
         L += ["", "Runs that failed (their errors in raw/images/): " + ", ".join(errors)]
     L += ["", "Versions: torch %s, torchvision %s, Pillow %s; Pillow-SIMD %s; DALI %s." % (
@@ -86,7 +102,7 @@ def main():
         setup["simd"].get("pillow-simd"), setup["dali"].get("nvidia-dali-cuda130"))]
     open(os.path.join(out, "images_vs_peers.md"), "w").write("\n".join(L) + "\n")
     json.dump({"setup": setup, "rows": rows, "targets": verdicts, "runs": {"%s/%d" % k: v for k, v in runs.items()},
-               "runs_per_cpu_s": {"%s/%d" % k: v for k, v in cpu.items()}},
+               "runs_per_cpu_s": {"%s/%d" % k: v for k, v in cpu.items()}, "loader": lrows},
               open(os.path.join(out, "images_vs_peers.json"), "w"), indent=1)
     print("\n".join(L))
 
