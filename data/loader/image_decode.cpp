@@ -97,9 +97,10 @@ CropBox random_resized_crop_box(int64_t H, int64_t W, const std::array<double, 2
 namespace {
 
 // The two passes of resample_bilinear, with kC channels known at compile time
-// (1 or 3) or, for kC = 0, `c` of them. The sums are 32-bit as in Pillow's Resample.c: the weights of a
-// bilinear kernel are non-negative and add up to about 2^22, so a sum of u8
-// values times them stays below 2^21 + 255 * (2^22 + ksize) < 2^31. The
+// (1 or 3) or, for kC = 0, `c` of them. The sums are 32-bit as in Pillow's
+// Resample.c: the weights of a bilinear kernel are non-negative and add up to
+// about 2^22, so a sum of u8 values times them stays below
+// 2^21 + 255 * (2^22 + ksize) < 2^31. The
 // vertical pass walks each output row's taps outermost, adding one source row at
 // a time into a row of sums, which the compiler vectorises; integer sums do not
 // depend on their order, so the bytes are those of the plain loop
