@@ -10,6 +10,8 @@
 // --modes picks which of the three run; --proxy-stats adds, per epoch, the GETs
 // and body bytes strata-proxy forwarded (measured there, not self-reported) and
 // a "json {...}" line per epoch for scripts (bench/loaders_vs_peers.sh).
+// --image-size S loads a pack of encoded images (strata-pack files) as training
+// does: each decoded with RandomResizedCrop to S x S, flipped and normalised.
 #include "data/loader/loader.h"
 
 #include <cstdio>
@@ -25,6 +27,7 @@ struct Args {
   std::string url, endpoint, cache_dir = "/tmp/strata-bench-cache", naive_url, proxy_stats;
   std::string modes = "naive,no-ahead,loader";
   int64_t cache_mb = -1, batch = 64, lookahead_mb = 32, window = 1, naive_samples = 6400, disk_mb = 1024;
+  int64_t image_size = 0;
   int epochs = -1, staging = 4, decode = 2, naive_threads = 8;
   double step_ms = -1;
   bool warm = false;
@@ -53,6 +56,11 @@ void declare(CLI::App& app, Args& a) {
       ->capture_default_str();
   app.add_option("--proxy-stats", a.proxy_stats,
                  "strata-proxy's http://HOST:PORT: count each epoch's GETs and bytes there too (json lines)");
+  app.add_option(
+         "--image-size", a.image_size,
+         "A dataset of encoded images (strata-pack files): decode each with RandomResizedCrop to this size, "
+         "flip, and normalise with ImageNet's mean and std, in the decode threads (0: samples as stored)")
+      ->capture_default_str();
   app.add_flag("--warm", a.warm, "Warm-cache throughput instead (step 0), beside the disk's O_DIRECT read");
   app.add_option("--disk-mb", a.disk_mb, "--warm: bytes of the disk read measured")->capture_default_str();
 }
@@ -176,6 +184,14 @@ STRATA_BENCH(loader,
   o.decode_threads = a.decode;
   o.shuffle_window = a.window;
   o.seed = 1;
+  if (a.image_size > 0) {  // the training transform of an ImageFolder, as strata-train sets it up
+    ImageDecodeOptions im;
+    im.size = a.image_size;
+    im.random_crop = true;
+    im.hflip = 0.5;
+    o.image = im;
+    o.normalize.push_back(NormalizeU8{im.out_field, {0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}});
+  }
   const double step_ms = a.step_ms >= 0 ? a.step_ms : a.warm ? 0 : 5;
   const int epochs = a.epochs >= 0 ? a.epochs : 3;
 
@@ -187,7 +203,8 @@ STRATA_BENCH(loader,
   }
   o.cache_bytes = a.cache_mb >= 0 ? a.cache_mb << 20 : 2 * m.total_bytes() + o.lookahead_bytes;
   int64_t sample_bytes = 0;
-  for (auto& f : m.schema) sample_bytes += f.bytes_per_sample();
+  for (auto& f : m.schema)
+    if (!f.variable) sample_bytes += f.bytes_per_sample();  // the naive loader's; encoded images vary
   std::printf(
       "dataset %s: %ld samples in %zu shards, %.1f MB; batch %ld, step %.1f ms, cache %.1f MB, "
       "look-ahead %.1f MB\n",

@@ -60,9 +60,9 @@ Coeffs precompute(int64_t in_size, double in0, double in1, int64_t out_size) {
   return c;
 }
 
-uint8_t clip8(int64_t ss) {
-  const int64_t v = ss >> kPrecisionBits;
-  return static_cast<uint8_t>(std::clamp<int64_t>(v, 0, 255));
+uint8_t clip8(int32_t ss) {
+  const int32_t v = ss >> kPrecisionBits;
+  return static_cast<uint8_t>(std::clamp<int32_t>(v, 0, 255));
 }
 
 }  // namespace
@@ -94,6 +94,66 @@ CropBox random_resized_crop_box(int64_t H, int64_t W, const std::array<double, 2
           static_cast<double>(w)};
 }
 
+namespace {
+
+// The two passes of resample_bilinear, with kC channels known at compile time
+// (1 or 3) or, for kC = 0, `c` of them. The sums are 32-bit as in Pillow's
+// Resample.c: the weights of a bilinear kernel are non-negative and add up to
+// about 2^22, so a sum of u8 values times them stays below
+// 2^21 + 255 * (2^22 + ksize) < 2^31. The
+// vertical pass walks each output row's taps outermost, adding one source row at
+// a time into a row of sums, which the compiler vectorises; integer sums do not
+// depend on their order, so the bytes are those of the plain loop
+// (test_image_decode.cpp compares them with it).
+template <int64_t kC>
+void resample_passes(const uint8_t* src, int64_t w, int64_t c, const Coeffs& kx, const Coeffs& ky, int64_t y0,
+                     int64_t y1, uint8_t* dst, int64_t out_h, int64_t out_w) {
+  const int64_t C = kC > 0 ? kC : c;
+  const int64_t row_elems = out_w * C;
+  std::vector<uint8_t> tmp(static_cast<size_t>((y1 - y0) * row_elems));
+  constexpr int32_t kHalf = int32_t{1} << (kPrecisionBits - 1);
+  for (int64_t y = y0; y < y1; ++y) {
+    const uint8_t* row = src + y * w * C;
+    uint8_t* trow = tmp.data() + (y - y0) * row_elems;
+    for (int64_t xx = 0; xx < out_w; ++xx) {
+      const int64_t xmin = kx.bounds[static_cast<size_t>(xx) * 2],
+                    xn = kx.bounds[static_cast<size_t>(xx) * 2 + 1];
+      const int32_t* k = kx.k.data() + xx * kx.ksize;
+      const uint8_t* in = row + xmin * C;
+      if constexpr (kC > 0) {  // the channels of a pixel together, each weight loaded once
+        int32_t ss[kC];
+        for (int64_t ch = 0; ch < kC; ++ch) ss[ch] = kHalf;
+        for (int64_t x = 0; x < xn; ++x)
+          for (int64_t ch = 0; ch < kC; ++ch) ss[ch] += static_cast<int32_t>(in[x * kC + ch]) * k[x];
+        for (int64_t ch = 0; ch < kC; ++ch) trow[xx * kC + ch] = clip8(ss[ch]);
+      } else {
+        for (int64_t ch = 0; ch < C; ++ch) {
+          int32_t ss = kHalf;
+          for (int64_t x = 0; x < xn; ++x) ss += static_cast<int32_t>(in[x * C + ch]) * k[x];
+          trow[xx * C + ch] = clip8(ss);
+        }
+      }
+    }
+  }
+  std::vector<int32_t> acc(static_cast<size_t>(row_elems));
+  for (int64_t yy = 0; yy < out_h; ++yy) {
+    const int64_t ymin = ky.bounds[static_cast<size_t>(yy) * 2],
+                  yn = ky.bounds[static_cast<size_t>(yy) * 2 + 1];
+    const int32_t* k = ky.k.data() + yy * ky.ksize;
+    int32_t* __restrict a = acc.data();
+    for (int64_t i = 0; i < row_elems; ++i) a[i] = kHalf;
+    for (int64_t y = 0; y < yn; ++y) {
+      const uint8_t* __restrict trow = tmp.data() + (ymin + y - y0) * row_elems;
+      const int32_t ky_y = k[y];
+      for (int64_t i = 0; i < row_elems; ++i) a[i] += static_cast<int32_t>(trow[i]) * ky_y;
+    }
+    uint8_t* __restrict orow = dst + yy * row_elems;
+    for (int64_t i = 0; i < row_elems; ++i) orow[i] = clip8(a[i]);
+  }
+}
+
+}  // namespace
+
 void resample_bilinear(const uint8_t* src, int64_t h, int64_t w, int64_t c, const CropBox& box, uint8_t* dst,
                        int64_t out_h, int64_t out_w) {
   const Coeffs kx = precompute(w, box.x, box.x + box.w, out_w);
@@ -105,33 +165,9 @@ void resample_bilinear(const uint8_t* src, int64_t h, int64_t w, int64_t c, cons
     y1 = std::max(y1, ky.bounds[static_cast<size_t>(yy) * 2] + ky.bounds[static_cast<size_t>(yy) * 2 + 1]);
   }
   if (y1 < y0) y1 = y0;
-  std::vector<uint8_t> tmp(static_cast<size_t>((y1 - y0) * out_w * c));
-  for (int64_t y = y0; y < y1; ++y) {
-    const uint8_t* row = src + y * w * c;
-    uint8_t* trow = tmp.data() + (y - y0) * out_w * c;
-    for (int64_t xx = 0; xx < out_w; ++xx) {
-      const int64_t xmin = kx.bounds[static_cast<size_t>(xx) * 2],
-                    xn = kx.bounds[static_cast<size_t>(xx) * 2 + 1];
-      const int32_t* k = kx.k.data() + xx * kx.ksize;
-      for (int64_t ch = 0; ch < c; ++ch) {
-        int64_t ss = int64_t{1} << (kPrecisionBits - 1);
-        for (int64_t x = 0; x < xn; ++x) ss += static_cast<int64_t>(row[(xmin + x) * c + ch]) * k[x];
-        trow[xx * c + ch] = clip8(ss);
-      }
-    }
-  }
-  for (int64_t yy = 0; yy < out_h; ++yy) {
-    const int64_t ymin = ky.bounds[static_cast<size_t>(yy) * 2],
-                  yn = ky.bounds[static_cast<size_t>(yy) * 2 + 1];
-    const int32_t* k = ky.k.data() + yy * ky.ksize;
-    uint8_t* orow = dst + yy * out_w * c;
-    for (int64_t i = 0; i < out_w * c; ++i) {
-      int64_t ss = int64_t{1} << (kPrecisionBits - 1);
-      for (int64_t y = 0; y < yn; ++y)
-        ss += static_cast<int64_t>(tmp[static_cast<size_t>((ymin + y - y0) * out_w * c + i)]) * k[y];
-      orow[i] = clip8(ss);
-    }
-  }
+  if (c == 3) return resample_passes<3>(src, w, c, kx, ky, y0, y1, dst, out_h, out_w);
+  if (c == 1) return resample_passes<1>(src, w, c, kx, ky, y0, y1, dst, out_h, out_w);
+  resample_passes<0>(src, w, c, kx, ky, y0, y1, dst, out_h, out_w);
 }
 
 ImageDecoder::ImageDecoder(ImageDecodeOptions options) : opts_(std::move(options)) {
