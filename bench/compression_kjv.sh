@@ -17,7 +17,7 @@ RES=bench/results/compression
 mkdir -p "$W" "$RES"
 [ -f "$W/corpus/kjv.txt" ] || STRATA_PACK="$BIN/strata-pack" scripts/corpus.sh "$W/corpus" >/dev/null
 for c in none zstd lz4; do
-  rm -rf "$W/$c"
+  rm -rf "${W:?}/$c"
   "$BIN/strata-pack" --compress $c --quiet --out "$W/$c" tokens --text "$W/corpus/kjv.txt" >"$W/pack-$c.log"
 done
 "$BIN/strata-bench" codec --input "$W/none/train/shard-00000.h5" --repeat 5 | tee "$W/codec.txt"
