@@ -140,7 +140,7 @@ const FieldSpec& Manifest::field(const std::string& name) const {
 
 std::string Manifest::to_json() const {
   json j;
-  j["format_version"] = format_version;
+  j["format_version"] = object_compressed() ? kCompressedManifestFormatVersion : kManifestFormatVersion;
   j["compression"] = compression;
   if (object_compressed()) j["object_compression"] = object_compression;
   j["schema"] = json::array();
@@ -179,10 +179,11 @@ Manifest Manifest::from_json(const std::string& text, const std::string& origin)
   const json& ver = member(j, "format_version", origin, "");
   if (!ver.is_number_integer()) bad(origin, "format_version", "must be an integer, got " + ver.dump());
   m.format_version = ver.get<int>();
-  if (m.format_version != kManifestFormatVersion)
+  if (m.format_version != kManifestFormatVersion && m.format_version != kCompressedManifestFormatVersion)
     bad(origin, "format_version",
-        "is " + std::to_string(m.format_version) + "; this build reads version " +
-            std::to_string(kManifestFormatVersion));
+        "is " + std::to_string(m.format_version) + "; this build reads versions " +
+            std::to_string(kManifestFormatVersion) + " and " +
+            std::to_string(kCompressedManifestFormatVersion));
   m.compression = j.contains("compression") ? get_string(j, "compression", origin, "") : "none";
   if (m.compression != "none" && m.compression != "deflate")
     bad(origin, "compression", "must be \"none\" or \"deflate\", got \"" + m.compression + "\"");

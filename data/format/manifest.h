@@ -8,6 +8,10 @@
 namespace strata::data {
 
 inline constexpr int kManifestFormatVersion = 1;
+// A manifest of compressed shard objects (object_compression zstd or lz4) says
+// version 2, so that a build older than compression refuses it by its version
+// (it reads only 1) instead of staging frames it cannot open. This build reads both.
+inline constexpr int kCompressedManifestFormatVersion = 2;
 
 // One field of a sample. Fixed-size fields have a shape (per sample); variable-size
 // fields (variable = true) are byte strings stored as blob + offsets.

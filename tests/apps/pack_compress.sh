@@ -37,9 +37,12 @@ import json, os, sys
 w = sys.argv[1]
 none = json.load(open(f"{w}/none/train/manifest.json"))
 assert "object_compression" not in none and "plain_bytes" not in none["shards"][0], none
+assert none["format_version"] == 1, none
 for codec in ("zstd", "lz4"):
     m = json.load(open(f"{w}/{codec}/train/manifest.json"))
     assert m["object_compression"] == codec and m["compression"] == "none", m
+    # version 2: a build older than compression refuses it by its version
+    assert m["format_version"] == 2, m
     assert len(m["shards"]) == len(none["shards"]) > 1
     for s, n in zip(m["shards"], none["shards"]):
         assert s["plain_bytes"] == n["bytes"], (s, n)

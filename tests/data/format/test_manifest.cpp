@@ -57,7 +57,7 @@ void expect_bad(const std::string& from, const std::string& to, const std::strin
 }
 
 TEST(Manifest, ValidationErrorsNameTheField) {
-  expect_bad("\"format_version\": 1", "\"format_version\": 2", "format_version");
+  expect_bad("\"format_version\": 1", "\"format_version\": 3", "format_version");
   expect_bad("\"compression\": \"deflate\"", "\"compression\": \"zstd\"", "compression");
   expect_bad("\"dtype\": \"i64\"", "\"dtype\": \"i65\"", "schema[1].dtype");
   expect_bad("\"samples\": 7", "\"samples\": -7", "shards[1].samples");
