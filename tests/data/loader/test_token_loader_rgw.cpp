@@ -2,7 +2,9 @@
 // fixture "rgw"): a token dataset packed straight into a bucket by the real
 // packer, read for two epochs by two processes (ranks 0 and 1 of a world of 2)
 // sharing one node-local cache, makes one GET per shard plus the manifest for
-// the node, and every window equals the token stream.
+// the node, and every window equals the token stream; once with plain shard
+// objects and once with zstd frames (strata-pack --compress), decoded by the
+// cache on their way from RGW.
 #include <gtest/gtest.h>
 
 #include "data/store/s3_source.h"
@@ -14,9 +16,9 @@ using namespace strata::data::testing;
 
 namespace {
 
-TEST(RgwTokenLoader, TwoProcessesTwoEpochsOneGetPerShard) {
-  const std::string bucket = "tokens-" + std::to_string(::getpid());
-  auto root = scratch_dir("rgw-tokens");
+void two_processes_two_epochs(const std::string& compress) {
+  const std::string bucket = "tokens-" + compress + "-" + std::to_string(::getpid());
+  auto root = scratch_dir("rgw-tokens-" + compress);
   // Packed in a child: a forked process inherits its parent's thread-local curl
   // handle, and two children reusing the parent's keep-alive connection would
   // read each other's responses. 20000 tokens in shards of 1000: windows of 64
@@ -26,7 +28,7 @@ TEST(RgwTokenLoader, TwoProcessesTwoEpochsOneGetPerShard) {
                            ready();
                            create_bucket(bucket, rgw_options());
                            const Manifest m = pack_counting(root, "s3://" + bucket + "/counting", 20000, 1000,
-                                                            0, rgw_options());
+                                                            0, rgw_options(), nullptr, compress);
                            std::ofstream(root / "manifest.json") << m.to_json();
                            return 0;
                          }),
@@ -36,6 +38,7 @@ TEST(RgwTokenLoader, TwoProcessesTwoEpochsOneGetPerShard) {
     return Manifest::from_json(std::string(std::istreambuf_iterator<char>(in), {}), "packed manifest");
   }();
   ASSERT_EQ(m.shards.size(), 20u);
+  ASSERT_EQ(m.object_compression, compress);
   const std::string url = "s3://" + bucket + "/counting/train";
   const int procs = 2;
   const int64_t t = 64, batch = 8;  // 312 windows, global batch 16: 19 steps
@@ -68,6 +71,13 @@ TEST(RgwTokenLoader, TwoProcessesTwoEpochsOneGetPerShard) {
   EXPECT_EQ(misses, static_cast<int64_t>(m.shards.size()));
   EXPECT_GE(bytes, m.total_bytes());
   EXPECT_LT(bytes, m.total_bytes() + 100'000);  // the shards and a manifest, nothing else
+  if (compress != "none") {
+    EXPECT_LT(m.total_bytes(), m.total_staged_bytes() / 2) << "the frames are what the store sends";
+  }
 }
+
+TEST(RgwTokenLoader, TwoProcessesTwoEpochsOneGetPerShard) { two_processes_two_epochs("none"); }
+
+TEST(RgwTokenLoader, ZstdFramesTwoProcessesTwoEpochsOneGetPerShard) { two_processes_two_epochs("zstd"); }
 
 }  // namespace

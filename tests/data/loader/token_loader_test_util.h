@@ -20,7 +20,8 @@ namespace strata::data::testing {
 // 65536): token t is t, so every id says where in the stream it came from.
 inline Manifest pack_counting(const fs::path& scratch, const std::string& out_url, int64_t n,
                               int64_t shard_tokens, int64_t vocab = 0, SourceOptions source = {},
-                              std::shared_ptr<const DataKey> key = nullptr) {
+                              std::shared_ptr<const DataKey> key = nullptr,
+                              const std::string& compress = "none") {
   const fs::path raw = scratch / "counting.bin";
   {
     std::ofstream f(raw, std::ios::binary | std::ios::trunc);
@@ -34,6 +35,7 @@ inline Manifest pack_counting(const fs::path& scratch, const std::string& out_ur
   o.pack.shard_bytes = shard_tokens * (vocab > 65536 ? 4 : 2);
   o.pack.source = std::move(source);
   o.pack.key = std::move(key);
+  o.pack.compress = compress;
   o.val_fraction = 0;
   o.vocab_size = vocab;
   return pack_tokens({{raw.string(), TokenFormat::uint16}}, o).train;
