@@ -294,30 +294,38 @@ void ShardCache::download_verified(const ShardInfo& shard) {
     if (attempt > 0) stats_.refetches++;
     AtomicFile staged(shard_path(shard.name), staging(opts_.dir));  // removed unless committed
     source_.get_to_file(shard.name, staged.temp_path());
-    got = checksum_file(staged.temp_path().string());
+    // A compressed object of the manifest's size moves into memory (its
+    // temporary removed) and is checksummed and decoded there: read once, and
+    // the disk never holds the frame and the decoded shard at once, so the
+    // reservation (the larger of the two) covers all that this download puts on
+    // disk; the price is the frame's bytes in memory while it decodes. Anything
+    // else is checksummed as the file it is (a wrong size fails there).
+    std::vector<uint8_t> frame;
+    if (manifest_.object_compressed() && size_of(staged.temp_path()) == shard.bytes) {
+      frame.resize(static_cast<size_t>(shard.bytes));
+      std::ifstream in(staged.temp_path(), std::ios::binary);
+      if (!in.read(reinterpret_cast<char*>(frame.data()), static_cast<std::streamsize>(frame.size())))
+        throw IoError("shard cache: cannot read the downloaded object " + staged.temp_path().string());
+      in.close();
+      std::error_code ec;
+      fs::remove(staged.temp_path(), ec);
+      got = checksum_bytes(frame.data(), frame.size());
+    } else {
+      got = checksum_file(staged.temp_path().string());
+    }
     if (got == shard.checksum) {
       // Not committed: the AtomicFile removes the temporary as the error leaves.
-      if (const int64_t size = size_of(staged.temp_path()); size != shard.bytes)
-        wrong_size(shard, manifest_, "as downloaded from " + source_.url(), size, shard.bytes);
+      if (frame.empty())
+        if (const int64_t size = size_of(staged.temp_path()); size != shard.bytes)
+          wrong_size(shard, manifest_, "as downloaded from " + source_.url(), size, shard.bytes);
       // Verified ciphertext becomes plaintext in the same temporary; a tag that
       // does not match throws, and the temporary is removed, never renamed.
       if (manifest_.encrypted())
         decrypt_shard_in_place(staged.temp_path(), *opts_.key, manifest_, index_of(shard));
-      // A verified frame moves into memory (its temporary removed) and decodes
-      // into a second temporary, committed once its size and checksum are the
-      // manifest's. The disk never holds the frame and the decoded shard at once,
-      // so the reservation (the larger of the two) covers all that this download
-      // puts on disk; the price is the frame's bytes in memory while it decodes.
+      // A verified frame decodes into a second temporary, committed once its
+      // size and checksum are the manifest's.
       std::optional<AtomicFile> plain;
-      if (manifest_.object_compressed()) {
-        std::vector<uint8_t> frame(static_cast<size_t>(shard.bytes));
-        {
-          std::ifstream in(staged.temp_path(), std::ios::binary);
-          if (!in.read(reinterpret_cast<char*>(frame.data()), static_cast<std::streamsize>(frame.size())))
-            throw IoError("shard cache: cannot read the downloaded object " + staged.temp_path().string());
-        }
-        std::error_code ec;
-        fs::remove(staged.temp_path(), ec);
+      if (!frame.empty()) {
         plain.emplace(shard_path(shard.name), staging(opts_.dir));
         decompress_staged(shard, frame, plain->temp_path());
       }
